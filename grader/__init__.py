@@ -1,0 +1,1 @@
+"""abgrade: the grading harness (CLI `abgrade`, also `python -m grader`)."""

@@ -1,0 +1,1 @@
+"""Reference solver: games, search algorithms with full traces, and reference solutions."""
