@@ -1,0 +1,39 @@
+"""`load`: the submission runs and defines the lab's API with usable signatures."""
+from __future__ import annotations
+
+from ..sandbox.session import LoadObservation
+from .show import describe_error
+from .verdict import Verdict
+
+
+def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> tuple[Verdict, bool]:
+    """(verdict, usable): `usable` is whether cases can run at all. An exception while
+    loading is reported but does not fail `load` when the API is still defined: a broken
+    demo line at the bottom of a file should not hide a correct function."""
+    if observation.failure is not None:
+        return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}."), False
+    error = observation.error or {}
+    if error.get("type") == "SyntaxError":
+        line = error.get("line")
+        text = f": {error['text'].strip()}" if error.get("text") else ""
+        return Verdict.fail(f"{file}:{line}: SyntaxError: {error.get('message')}{text}"), False
+    problems = []
+    for name, shape in api.items():
+        found = observation.api.get(name, {})
+        if not found.get("defined"):
+            problems.append(f"{file}: no `{name}` is defined; the grader calls {shape}")
+        elif not found.get("callable"):
+            problems.append(f"{file}: `{name}` is not a function; the grader calls {shape}")
+        elif not found.get("arity_ok"):
+            where = f"{file}:{found.get('line')}" if found.get("line") else file
+            problems.append(f"{where}: {found.get('signature', name)} cannot be called as {shape}")
+    loading_error = ""
+    if observation.error:
+        loading_error = f"While loading, the submission raised {describe_error(observation.error)}"
+    if problems:
+        message = "\n".join(problems) + (f"\n{loading_error}" if loading_error else "")
+        return Verdict.fail(message), False
+    names = ", ".join(api)
+    if loading_error:
+        return Verdict.ok(f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined)"), True
+    return Verdict.ok(f"{file} loads and defines {names}."), True

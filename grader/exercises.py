@@ -1,0 +1,67 @@
+"""Student skeletons, generated from the reference solutions (the single source of truth).
+
+A region between `### BEGIN SOLUTION` and `### END SOLUTION` is the answer: the skeleton
+drops it and keeps what follows an optional `### ELSE` (uncommented), or else writes a
+TODO and `raise NotImplementedError`. So skeleton and solution can't drift apart.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .paths import EXERCISES_DIR, SOLUTIONS_DIR
+
+BEGIN, ELSE, END = "### BEGIN SOLUTION", "### ELSE", "### END SOLUTION"
+_COMMENT = re.compile(r"^(\s*)# ?")
+
+
+class MarkerError(ValueError):
+    """Unbalanced or misplaced solution markers, reported with file and line."""
+
+
+def strip_solutions(text: str, source: str = "<solution>") -> str:
+    out: list[str] = []
+    state, begin_line, indent = "code", 0, ""
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        marker = line.strip()
+        if marker == BEGIN:
+            if state != "code":
+                raise MarkerError(f"{source}:{number}: {BEGIN} inside the solution region opened at line {begin_line}")
+            state, begin_line, indent = "solution", number, line[: len(line) - len(line.lstrip())]
+            has_else = False
+        elif marker == ELSE:
+            if state != "solution":
+                raise MarkerError(f"{source}:{number}: {ELSE} outside a solution region")
+            state, has_else = "else", True
+        elif marker == END:
+            if state == "code":
+                raise MarkerError(f"{source}:{number}: {END} without {BEGIN}")
+            if not has_else:
+                out.append(f"{indent}# TODO: your code here\n{indent}raise NotImplementedError\n")
+            state = "code"
+        elif state == "code":
+            out.append(line)
+        elif state == "else":
+            out.append(_COMMENT.sub(r"\1", line, count=1))
+    if state != "code":
+        raise MarkerError(f"{source}:{begin_line}: {BEGIN} is never closed by {END}")
+    return "".join(out)
+
+
+def solution_path(lab: str) -> Path:
+    path = SOLUTIONS_DIR / f"{lab}.py"
+    if not path.exists():
+        known = sorted(p.stem for p in SOLUTIONS_DIR.glob("*.py") if p.stem != "__init__")
+        raise KeyError(f"unknown lab {lab!r}; known labs: {', '.join(known)}")
+    return path
+
+
+def exercise_text(lab: str) -> str:
+    """The student's `.py` starting file of `lab`."""
+    path = solution_path(lab)
+    return strip_solutions(path.read_text(), str(path))
+
+
+def exercise_path(lab: str) -> Path:
+    """Where the checked-in skeleton of `lab` lives."""
+    return EXERCISES_DIR / lab / "lab.py"

@@ -1,0 +1,133 @@
+"""The grading pipeline, the same for every lab: check the file, load it in a worker,
+run each case plan, judge the observations in this process, and add up the results."""
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+
+from .checks import Verdict
+from .checks.limits import Incident, check_limits
+from .checks.load import check_load
+from .labs import CasePlan, Lab
+from .results import GradeReport, TestResult
+from .sandbox.session import Session
+from .sandbox.worker import WorkerFailure
+from .spec import Spec
+
+SUPPORTED_SUFFIXES = (".py",)
+
+
+def new_seed() -> int:
+    """Random cases get a fresh seed per grading run, never one stored in the spec."""
+    return secrets.randbelow(10**9)
+
+
+def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
+                     visible_only: bool = False) -> GradeReport:
+    """Grade one submission file. A broken submission is a graded result, never an exception."""
+    started = time.monotonic()
+    seed = new_seed() if seed is None else seed
+    plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
+    if visible_only:
+        plans = [p for p in plans if _visibility(spec, p, p.kinds[0]) == "visible"]
+    report = GradeReport(lab=lab.name, submission=str(path), tests=[])
+    if spec.random and not visible_only:
+        report.notes.append(f"random cases generated with seed {seed} (rerun with --seed {seed})")
+    problem = _file_problem(path)
+    if problem:
+        _fail_everything(report, spec, plans, Verdict.fail(f"{path.name}: {problem}"))
+    else:
+        _run(report, path, lab, spec, plans)
+    report.execution_time = time.monotonic() - started
+    return report
+
+
+def _file_problem(path: Path) -> str | None:
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "is a folder; give the submission file itself"
+    if path.suffix not in SUPPORTED_SUFFIXES:
+        return f"not a Python file (expected one of {', '.join(SUPPORTED_SUFFIXES)})"
+    return None
+
+
+def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan]) -> None:
+    with Session(path, lab.probe, spec.limits) as session:
+        load = session.load()
+        verdict, usable = check_load(load, lab.api, path.name)
+        if not usable:
+            _fail_everything(report, spec, plans, verdict)
+            session.close()
+            report.student_output = session.output
+            return
+        report.tests.append(_load_test(spec, verdict))
+        incidents: list[Incident] = []
+        for plan in plans:
+            reply = session.run(plan.request)
+            if isinstance(reply, WorkerFailure):
+                incidents.append(Incident(plan.case, reply.kind, reply.message))
+                verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
+            else:
+                calls = reply.get("calls") if isinstance(reply.get("calls"), list) else []
+                incidents.extend(_call_incidents(plan, calls))
+                verdicts = plan.judge(calls)
+            report.tests.extend(_tests(spec, plan, verdicts))
+        _add_limits_test(report, spec, check_limits(incidents, len(plans)))
+        session.close()
+        report.student_output = session.output
+
+
+def _call_incidents(plan: CasePlan, calls: list[dict]) -> list[Incident]:
+    incidents = []
+    for call in calls:
+        error = call.get("error") if isinstance(call, dict) else None
+        if isinstance(error, dict):
+            if error.get("recursion"):
+                incidents.append(Incident(plan.case, "recursion", "RecursionError: the recursion limit was exceeded"))
+            elif error.get("memory"):
+                incidents.append(Incident(plan.case, "memory", "MemoryError: the memory limit was exceeded"))
+    return incidents[:1]
+
+
+def _visibility(spec: Spec, plan: CasePlan, kind: str) -> str:
+    policy = spec.policy(kind)
+    return plan.visibility or (policy.visibility if policy else "visible")
+
+
+def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict]) -> list[TestResult]:
+    tests = []
+    for kind in plan.kinds:
+        policy = spec.policy(kind)
+        points = plan.points.get(kind, policy.points if policy else 0.0)
+        verdict = verdicts.get(kind) or Verdict.fail("not judged: the observer sent nothing for this check.")
+        tests.append(TestResult(
+            name=f"{plan.case}: {kind}", kind=kind, max_score=points, passed=verdict.passed,
+            output=verdict.message, visibility=_visibility(spec, plan, kind), case=plan.case,
+            diagnoses=list(verdict.diagnoses),
+        ))
+    return tests
+
+
+def _load_test(spec: Spec, verdict: Verdict) -> TestResult:
+    policy = spec.policy("load")
+    return TestResult("load", "load", policy.points if policy else 0.0, verdict.passed, verdict.message,
+                      policy.visibility if policy else "visible")
+
+
+def _add_limits_test(report: GradeReport, spec: Spec, verdict: Verdict) -> None:
+    policy = spec.policy("limits")
+    if policy is not None:
+        report.tests.append(TestResult("limits", "limits", policy.points, verdict.passed, verdict.message,
+                                       policy.visibility))
+
+
+def _fail_everything(report: GradeReport, spec: Spec, plans: list[CasePlan], load: Verdict) -> None:
+    """The submission can't run: load fails with the reason, every other test with a pointer to it."""
+    report.tests.append(_load_test(spec, load))
+    not_run = {k: Verdict.fail("not run: the submission did not load (see the load test).")
+               for plan in plans for k in plan.kinds}
+    for plan in plans:
+        report.tests.extend(_tests(spec, plan, not_run))
+    _add_limits_test(report, spec, Verdict.fail("not run: the submission did not load (see the load test)."))

@@ -1,0 +1,50 @@
+"""What a lab adapter provides to the generic grading pipeline.
+
+A lab = one reference module, one spec, one exercise folder and one adapter here. The
+adapter turns spec cases into `CasePlan`s: a request for the observer (inputs only) and a
+pure `judge` that turns the observations into a verdict per check kind.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..checks import Verdict
+from ..sandbox.session import ProbeSetup
+from ..spec import Spec
+
+Judge = Callable[[list[dict]], dict[str, Verdict]]
+
+
+@dataclass
+class CasePlan:
+    """One request to the student process and how to judge what comes back."""
+
+    case: str
+    request: dict
+    kinds: tuple[str, ...]
+    judge: Judge
+    visibility: str | None = None          # overrides the check kind's visibility
+    points: dict[str, float] = field(default_factory=dict)  # overrides per kind
+
+
+class Lab(ABC):
+    """A lab's adapter. Subclasses set `name`, `probe` and `api` (name -> call shape)."""
+
+    name: str
+    probe: ProbeSetup
+    api: dict[str, str]
+    example_case: str = ""
+
+    @abstractmethod
+    def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        """Every request of a grading run; fixed cases from the spec, random ones from `seed`.
+        Raises SpecError for a malformed case."""
+
+    @abstractmethod
+    def verify(self, spec: Spec) -> list[str]:
+        """Recompute every stored expectation with the reference; one line per mismatch."""
+
+    def visible_only(self, plans: list[CasePlan]) -> list[CasePlan]:
+        return [p for p in plans if p.visibility in (None, "visible")]

@@ -1,0 +1,194 @@
+"""The generic observer: loads the submission, reports its API, then serves case requests.
+
+Runs in the student's process. Everything the student could tamper with later (json,
+print, math.inf, sys.stdout) is bound here before the submission runs, and nothing it
+prints travels on the private channel.
+"""
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+
+_dumps = json.dumps
+_loads = json.loads
+_perf = time.perf_counter
+_write = os.write
+_isinstance = isinstance
+INF = float("inf")
+SUBMISSION_FILES = set()  # file names whose frames belong to the student
+
+
+class Channel:
+    """JSON lines over two private pipes (never stdout, never pickle)."""
+
+    def __init__(self, reader, write_fd):
+        self._reader = reader
+        self._fd = write_fd
+
+    def receive(self):
+        line = self._reader.readline()
+        if not line:
+            return None
+        return _loads(line)
+
+    def send(self, message):
+        data = (_dumps(message, default=_fallback) + "\n").encode("utf-8", "replace")
+        view = memoryview(data)
+        while view:
+            written = _write(self._fd, view)
+            view = view[written:]
+
+
+def _fallback(obj):
+    return {"type": "object", "repr": "<unserialisable>"}
+
+
+def safe_repr(value, limit=200):
+    """repr() that survives hostile __repr__ methods and never returns more than `limit` chars."""
+    try:
+        text = repr(value)
+        if type(text) is not str:
+            text = "<repr did not return a string>"
+    except BaseException as exc:  # noqa: BLE001 - student code may raise anything
+        text = "<repr failed: %s>" % type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def plain(value, depth=0):
+    """Turn a student's value into plain JSON data. Objects never cross as objects: an
+    instance whose __eq__ always answers True arrives as its type name and repr."""
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value if kind is not str else value[:1000]
+    if kind is int:
+        return value if -(10 ** 15) < value < 10 ** 15 else {"type": "int", "repr": safe_repr(value, 60)}
+    if kind is float:
+        return value
+    if kind.__module__ == "numpy":
+        if kind.__name__ == "ndarray" and depth < 3:
+            try:
+                return {"type": "ndarray", "items": plain(value.tolist(), depth + 1)}
+            except BaseException:  # noqa: BLE001
+                pass
+        elif hasattr(value, "item") and kind.__name__ != "ndarray":
+            try:
+                item = value.item()
+                if type(item) in (int, float, bool):
+                    return item
+            except BaseException:  # noqa: BLE001
+                pass
+    if kind in (list, tuple) and depth < 4 and len(value) <= 10000:
+        return {"type": kind.__name__, "items": [plain(v, depth + 1) for v in value]}
+    return {"type": kind.__qualname__ if type(kind.__qualname__) is str else "object", "repr": safe_repr(value)}
+
+
+def error_record(exc, tb=None):
+    """An exception as data, its traceback trimmed to the student's own frames."""
+    tb = tb if tb is not None else exc.__traceback__
+    frames = []
+    try:
+        for frame in traceback.extract_tb(tb):
+            if frame.filename in SUBMISSION_FILES:
+                frames.append([os.path.basename(frame.filename), frame.lineno, frame.name, (frame.line or "")[:200]])
+    except BaseException:  # noqa: BLE001
+        frames = []
+    kind = type(exc)
+    record = {
+        "type": kind.__name__ if type(kind.__name__) is str else "Exception",
+        "message": safe_repr(exc.args[0] if len(exc.args) == 1 else exc.args, 500) if exc.args else "",
+        "frames": frames[-12:],
+        "recursion": _isinstance(exc, RecursionError),
+        "memory": _isinstance(exc, MemoryError),
+        "exit": _isinstance(exc, SystemExit),
+    }
+    if _isinstance(exc, SyntaxError):
+        record["line"] = exc.lineno
+        record["text"] = (exc.text or "").rstrip()[:200]
+        record["message"] = str(exc.msg)[:300]
+        record["file"] = os.path.basename(exc.filename or "")
+    return record
+
+
+def call_observed(function, args):
+    """Call student code once; return (returned, error, seconds). Never raises."""
+    start = _perf()
+    try:
+        returned = function(*args)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are observations too
+        return None, error_record(exc), _perf() - start
+    seconds = _perf() - start
+    try:
+        return plain(returned), None, seconds
+    except BaseException as exc:  # noqa: BLE001
+        return None, error_record(exc), seconds
+
+
+def describe_api(namespace, api):
+    """For each required function: is it defined, callable, and callable with its arity?"""
+    report = {}
+    for name, arity in api.items():
+        entry = {"defined": name in namespace}
+        value = namespace.get(name)
+        if entry["defined"]:
+            entry["callable"] = callable(value)
+            code = getattr(value, "__code__", None)
+            entry["line"] = getattr(code, "co_firstlineno", None)
+            try:
+                signature = inspect.signature(value)
+                entry["signature"] = name + str(signature)[:200]
+                signature.bind(*range(arity))
+                entry["arity_ok"] = True
+            except TypeError:
+                entry["arity_ok"] = False
+            except (ValueError, BaseException):  # noqa: BLE001 - builtins without signature
+                entry["arity_ok"] = entry["callable"]
+        report[name] = entry
+    return report
+
+
+def load_python(path, module_name):
+    """Import the submission file as a module; return (namespace, error_record or None)."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    SUBMISSION_FILES.add(path)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a graded result
+        return module.__dict__, error_record(exc)
+    return module.__dict__, None
+
+
+def _flush_output(streams):
+    for stream in streams:
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a student may have closed or replaced it
+            pass
+
+
+def serve(channel, setup, handler):
+    """Load the submission, report what was found, then answer case requests until EOF.
+    The original stdout/stderr are flushed after every step, so a kill loses no output."""
+    streams = (sys.stdout, sys.stderr)
+    sys.stdin = open(os.devnull)  # input() fails at once instead of waiting
+    sys.setrecursionlimit(int(setup.get("recursion_limit", 10000)))
+    start = _perf()
+    namespace, error = load_python(setup["submission"], setup["module_name"])
+    _flush_output(streams)
+    channel.send({
+        "op": "loaded",
+        "error": error,
+        "api": describe_api(namespace, setup["api"]),
+        "seconds": _perf() - start,
+    })
+    while True:
+        request = channel.receive()
+        if request is None:
+            return
+        reply = handler(namespace, request)
+        _flush_output(streams)
+        channel.send(reply)

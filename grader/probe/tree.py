@@ -1,0 +1,72 @@
+"""Observer of the `tree` lab: instrumented `graph` / `terminal_nodes` that record reads.
+
+A node is read when `graph[node]` / `graph.get(node)` returns its children, or a leaf when
+`terminal_nodes[leaf]` / `.get(leaf)` returns its value (DESIGN.md). Membership tests,
+absent keys and repeated reads add nothing.
+"""
+from _abgrade_runtime import call_observed
+
+
+class ReadLog:
+    """Nodes in the order they were first read."""
+
+    def __init__(self):
+        self.order = []
+        self._seen = set()
+
+    def add(self, node):
+        if node not in self._seen:
+            self._seen.add(node)
+            self.order.append(node)
+
+
+class WatchedGraph(dict):
+    """`graph`: node -> children; each read hands out a fresh list, so a student who
+    sorts or pops the children cannot corrupt later reads."""
+
+    def __init__(self, data, log):
+        dict.__init__(self, data)
+        self._log = log
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        self._log.add(key)
+        return list(value)
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self[key]
+        return default
+
+
+class WatchedLeaves(dict):
+    """`terminal_nodes`: leaf -> value."""
+
+    def __init__(self, data, log):
+        dict.__init__(self, data)
+        self._log = log
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        self._log.add(key)
+        return value
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self[key]
+        return default
+
+
+def handle(namespace, request):
+    """Run the calls of one case, each with fresh instrumented globals."""
+    function = namespace.get("alphabeta")
+    observations = []
+    for node, alpha, beta, max_player in request["calls"]:
+        log = ReadLog()
+        namespace["graph"] = WatchedGraph(request["graph"], log)
+        namespace["terminal_nodes"] = WatchedLeaves(request["terminal_nodes"], log)
+        returned, error, seconds = call_observed(function, (node, alpha, beta, max_player))
+        observations.append({"returned": returned, "error": error, "reads": log.order, "seconds": seconds})
+        if error and (error["exit"] or error["memory"]):
+            break
+    return {"op": "case", "id": request["id"], "calls": observations}

@@ -1,0 +1,1 @@
+"""Report formats: Gradescope results.json and the terminal summary."""

@@ -1,0 +1,70 @@
+"""What a grading run produces: one `TestResult` per test, gathered in a `GradeReport`.
+
+These are the grader's own records; `report/gradescope.py` turns them into
+Gradescope's results.json and `report/terminal.py` into the summary a student reads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CHECK_KINDS = ("load", "value", "nodes", "pruned", "bounds", "choice", "game_over", "random", "limits")
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass
+class TestResult:
+    """One graded test. `kind` is the check kind (DESIGN.md) and becomes the first tag."""
+
+    name: str
+    kind: str
+    max_score: float
+    passed: bool
+    output: str = ""
+    visibility: str = "visible"
+    case: str | None = None
+    diagnoses: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return self.max_score if self.passed else 0.0
+
+    @property
+    def tags(self) -> list[str]:
+        tags = [self.kind]
+        if self.case:
+            tags.append(f"case:{self.case}")
+        tags.extend(f"diagnosis:{d}" for d in self.diagnoses)
+        return tags
+
+
+@dataclass
+class GradeReport:
+    """Everything the grader decided about one submission."""
+
+    lab: str
+    submission: str
+    tests: list[TestResult]
+    execution_time: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    student_output: str = ""
+
+    @property
+    def score(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tests)
+
+    @property
+    def visible_failures(self) -> list[TestResult]:
+        return [t for t in self.tests if not t.passed and t.visibility == "visible"]
+
+    def subtotals(self) -> dict[str, tuple[float, float]]:
+        """Score and maximum per check kind, in the order of CHECK_KINDS."""
+        totals: dict[str, tuple[float, float]] = {}
+        for kind in CHECK_KINDS:
+            tests = [t for t in self.tests if t.kind == kind]
+            if tests:
+                totals[kind] = (sum(t.score for t in tests), sum(t.max_score for t in tests))
+        return totals

@@ -1,0 +1,1 @@
+"""Running untrusted student code: the worker process, its limits and its private channel."""

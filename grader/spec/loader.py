@@ -1,0 +1,152 @@
+"""Read a spec file: YAML syntax, then the lab-independent fields (lab, limits, checks,
+cases, random). Cases are parsed later by the lab adapter, which knows their fields."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..paths import SPECS_DIR
+from ..results import CHECK_KINDS, VISIBILITIES
+from .errors import SpecError
+from .model import CheckPolicy, Limits, RandomPolicy, Spec
+from .yaml_lines import LineDict, LineList, line_of, load_yaml_with_lines
+
+_TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
+_LIMIT_FIELDS = {
+    "case_seconds": float,
+    "submission_seconds": float,
+    "memory_mb": int,
+    "output_bytes": int,
+    "recursion_limit": int,
+    "file_mb": int,
+    "processes": int,
+}
+
+
+def spec_path(lab: str) -> Path:
+    """Where the bundled spec of `lab` lives."""
+    return SPECS_DIR / f"{lab}.yaml"
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Parse and validate the generic part of a spec; raises SpecError with file and line."""
+    path = Path(path)
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(shown, None, "file", f"cannot read the spec ({exc.strerror})") from None
+    try:
+        raw = load_yaml_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SpecError(shown, line, "yaml", f"invalid YAML: {problem}") from None
+    if not isinstance(raw, LineDict):
+        raise SpecError(shown, 1, "spec", "the spec must be a YAML mapping with keys lab, cases, ...")
+    unknown = set(raw) - _TOP_FIELDS
+    if unknown:
+        key = sorted(unknown, key=str)[0]
+        raise SpecError(shown, line_of(raw, key), str(key),
+                        f"unknown field; expected one of {', '.join(sorted(_TOP_FIELDS))}")
+    lab = _require(raw, "lab", str, shown)
+    cases = raw.get("cases", LineList())
+    if not isinstance(cases, list):
+        raise SpecError(shown, line_of(raw, "cases"), "cases", "must be a list of cases")
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict):
+            raise SpecError(shown, line_of(cases, index), f"cases[{index}]", "each case must be a mapping")
+    return Spec(
+        lab=lab,
+        version=str(raw.get("version", "1")),
+        title=str(raw.get("title", lab)),
+        path=shown,
+        digest=hashlib.sha256(text.encode()).hexdigest()[:16],
+        limits=_limits(raw.get("limits"), raw, shown),
+        checks=_checks(raw.get("checks"), raw, shown),
+        cases=list(cases),
+        random=_random(raw.get("random"), raw, shown),
+        raw=raw,
+    )
+
+
+def _require(node: dict, key: str, kind: type, file: str) -> Any:
+    if key not in node:
+        raise SpecError(file, line_of(node), key, f"missing required field '{key}'")
+    value = node[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SpecError(file, line_of(node, key), key, f"must be a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _number(node: dict, key: str, kind: type, file: str, field_name: str) -> Any:
+    value = node[key]
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        ok = ok and float(value).is_integer()
+    if not ok or value < 0:
+        raise SpecError(file, line_of(node, key), field_name,
+                        f"must be a non-negative {'whole ' if kind is int else ''}number, got {value!r}")
+    return kind(value)
+
+
+def _limits(node: Any, parent: dict, file: str) -> Limits:
+    if node is None:
+        return Limits()
+    if not isinstance(node, dict):
+        raise SpecError(file, line_of(parent, "limits"), "limits", "must be a mapping")
+    values = {}
+    for key in node:
+        if key not in _LIMIT_FIELDS:
+            raise SpecError(file, line_of(node, key), f"limits.{key}",
+                            f"unknown limit; expected one of {', '.join(_LIMIT_FIELDS)}")
+        values[key] = _number(node, key, _LIMIT_FIELDS[key], file, f"limits.{key}")
+    return Limits(**values)
+
+
+def _visibility(node: dict, key: str, file: str, field_name: str) -> str:
+    value = node[key]
+    if value not in VISIBILITIES:
+        raise SpecError(file, line_of(node, key), field_name,
+                        f"unknown visibility {value!r}; expected one of {', '.join(VISIBILITIES)}")
+    return value
+
+
+def _checks(node: Any, parent: dict, file: str) -> dict[str, CheckPolicy]:
+    if node is None:
+        raise SpecError(file, line_of(parent), "checks", "missing: say the points of each check kind")
+    if not isinstance(node, dict):
+        raise SpecError(file, line_of(parent, "checks"), "checks", "must be a mapping kind -> {points, visibility}")
+    policies: dict[str, CheckPolicy] = {}
+    for kind, body in node.items():
+        where = f"checks.{kind}"
+        if kind not in CHECK_KINDS:
+            raise SpecError(file, line_of(node, kind), where,
+                            f"unknown check kind; expected one of {', '.join(CHECK_KINDS)}")
+        if not isinstance(body, dict):
+            raise SpecError(file, line_of(node, kind), where, "must be a mapping with 'points'")
+        for key in body:
+            if key not in ("points", "visibility"):
+                raise SpecError(file, line_of(body, key), f"{where}.{key}", "unknown field; expected points or visibility")
+        if "points" not in body:
+            raise SpecError(file, line_of(node, kind), where, "missing 'points'")
+        points = _number(body, "points", float, file, f"{where}.points")
+        visibility = _visibility(body, "visibility", file, f"{where}.visibility") if "visibility" in body else "visible"
+        policies[kind] = CheckPolicy(kind, points, visibility)
+    return policies
+
+
+def _random(node: Any, parent: dict, file: str) -> RandomPolicy | None:
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise SpecError(file, line_of(parent, "random"), "random", "must be a mapping with 'count' and generator settings")
+    if "count" not in node:
+        raise SpecError(file, line_of(node), "random.count", "missing: how many random cases to generate")
+    count = _number(node, "count", int, file, "random.count")
+    params = {k: v for k, v in node.items() if k != "count"}
+    return RandomPolicy(count=count, params=params, line=line_of(parent, "random"))

@@ -1,0 +1,61 @@
+"""The lab-independent part of a spec, as dataclasses. Lab-specific case fields stay raw
+(`LineDict`s with line numbers) until the lab's adapter parses them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import SpecError
+from .yaml_lines import LineDict, line_of
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one submission (DESIGN.md defaults)."""
+
+    case_seconds: float = 10.0
+    submission_seconds: float = 120.0
+    memory_mb: int = 2048
+    output_bytes: int = 1_000_000
+    recursion_limit: int = 10_000
+    file_mb: int = 64
+    processes: int = 64
+
+
+@dataclass(frozen=True)
+class CheckPolicy:
+    """Points and visibility of one check kind (per case, or per submission for load/limits)."""
+
+    kind: str
+    points: float
+    visibility: str = "visible"
+
+
+@dataclass(frozen=True)
+class RandomPolicy:
+    """Hidden generated cases: how many, how they are built (lab-specific `params`)."""
+
+    count: int
+    params: dict[str, Any]
+    line: int | None = None
+
+
+@dataclass
+class Spec:
+    lab: str
+    version: str
+    title: str
+    path: str
+    digest: str
+    limits: Limits
+    checks: dict[str, CheckPolicy]
+    cases: list[LineDict]
+    random: RandomPolicy | None
+    raw: LineDict = field(repr=False)
+
+    def error(self, container: Any, key: Any, field_name: str, problem: str) -> SpecError:
+        """A SpecError pointing at `key` inside `container` (a parsed YAML node)."""
+        return SpecError(self.path, line_of(container, key), field_name, problem)
+
+    def policy(self, kind: str) -> CheckPolicy | None:
+        return self.checks.get(kind)

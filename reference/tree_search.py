@@ -1,0 +1,159 @@
+"""Reference minimax and alpha-beta on a `GameTree`, recording every read so the grader can compare a student's.
+
+One plain recursive search (`run_search`) does all the work; `SearchRules` says how it behaves.
+The course's alpha-beta and minimax are two settings, and the classic student bugs in
+`tree_bugs.py` are others, so every trace comes from the same code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import inf
+from typing import Literal
+from weakref import WeakKeyDictionary
+
+from reference.trees import GameTree, Number
+
+
+@dataclass
+class SearchTrace:
+    """What a search read, in order, and with which bounds (the seed prints the same facts)."""
+
+    order: list[str] = field(default_factory=list)  # every node read, first read first (a preorder)
+    expanded: list[str] = field(default_factory=list)  # internal nodes whose children were read
+    opened: list[str] = field(default_factory=list)  # leaves whose value was read
+    pruned: frozenset[str] = frozenset()  # nodes of the searched subtree never read
+    pruned_roots: list[str] = field(default_factory=list)  # pruned nodes whose parent was read ("Pruning Node -> d4")
+    alphas_betas: list[tuple[str, float, float]] = field(default_factory=list)  # (node, alpha, beta) after each child
+    windows: dict[str, tuple[float, float]] = field(default_factory=dict)  # (alpha, beta) on entering each read node
+    returned: dict[str, Number] = field(default_factory=dict)  # the value each read node returned
+
+
+@dataclass
+class SearchResult:
+    value: Number
+    trace: SearchTrace
+
+    @property
+    def nodes(self) -> int:
+        """Distinct nodes read, the lab's `nodes` count."""
+        return len(self.trace.order)
+
+
+@dataclass(frozen=True)
+class SearchRules:
+    """How the search behaves; the defaults are the course's alpha-beta."""
+
+    cutoff: Literal[">=", ">", "never"] = ">="  # stop looping over children once alpha (cutoff) beta
+    raise_alpha: bool = True  # MAX nodes raise alpha to the best value so far
+    lower_beta: bool = True  # MIN nodes lower beta to the best value so far
+    reverse_children: bool = False  # visit children last to first
+    alternate: bool = True  # children play the other role
+    fail: Literal["soft", "hard"] = "soft"  # soft: return the best value found; hard: clamp it to the window
+
+    def cuts(self, alpha: float, beta: float) -> bool:
+        if self.cutoff == ">=":
+            return alpha >= beta
+        if self.cutoff == ">":
+            return alpha > beta
+        return False
+
+
+COURSE_RULES = SearchRules()
+# Bounds that never move can't cut, so this is plain minimax with a trace in the same shape.
+MINIMAX_RULES = SearchRules(cutoff="never", raise_alpha=False, lower_beta=False)
+
+
+def minimax(tree: GameTree, node: str | None = None, max_player: bool | None = None) -> SearchResult:
+    """Minimax value of `node` (default: the root), reading the whole subtree; MAX at even depth unless told."""
+    node = tree.root if node is None else node
+    max_player = tree.is_max(node) if max_player is None else max_player
+    return run_search(tree, node, -inf, inf, max_player, MINIMAX_RULES)
+
+
+def alphabeta(
+    tree: GameTree,
+    node: str | None = None,
+    alpha: float = -inf,
+    beta: float = inf,
+    max_player: bool | None = None,
+    *,
+    fail: Literal["soft", "hard"] = "soft",
+) -> SearchResult:
+    """The course's alpha-beta: children in listed order, cut as soon as alpha >= beta."""
+    if fail not in ("soft", "hard"):
+        raise ValueError(f"fail must be 'soft' or 'hard', not {fail!r}")
+    node = tree.root if node is None else node
+    max_player = tree.is_max(node) if max_player is None else max_player
+    return run_search(tree, node, alpha, beta, max_player, SearchRules(fail=fail))
+
+
+def run_search(
+    tree: GameTree, node: str, alpha: float, beta: float, max_player: bool, rules: SearchRules
+) -> SearchResult:
+    """Search `node` with the window (alpha, beta) under `rules`, and trace it."""
+    trace = SearchTrace()
+    value = _search(tree, node, alpha, beta, max_player, rules, trace)
+    read = set(trace.order)
+    trace.pruned = frozenset(n for n in tree.subtree(node) if n not in read)
+    trace.pruned_roots = [n for n in tree.subtree(node) if n in trace.pruned and tree.parent(n) in read]
+    return SearchResult(value, trace)
+
+
+def _search(
+    tree: GameTree,
+    node: str,
+    alpha: float,
+    beta: float,
+    max_player: bool,
+    rules: SearchRules,
+    trace: SearchTrace,
+) -> Number:
+    trace.order.append(node)
+    trace.windows[node] = (alpha, beta)
+    if tree.is_leaf(node):
+        trace.opened.append(node)
+        trace.returned[node] = tree.values[node]
+        return tree.values[node]
+
+    trace.expanded.append(node)
+    entry_alpha, entry_beta = alpha, beta
+    children = tree.children[node][::-1] if rules.reverse_children else tree.children[node]
+    child_is_max = not max_player if rules.alternate else max_player
+    best = -inf if max_player else inf
+    for child in children:
+        value = _search(tree, child, alpha, beta, child_is_max, rules, trace)
+        if max_player:
+            best = max(best, value)
+            if rules.raise_alpha:
+                alpha = max(alpha, best)
+        else:
+            best = min(best, value)
+            if rules.lower_beta:
+                beta = min(beta, best)
+        trace.alphas_betas.append((node, alpha, beta))
+        if rules.cuts(alpha, beta):
+            break
+    if rules.fail == "hard":
+        best = min(max(best, entry_alpha), entry_beta)
+    trace.returned[node] = best
+    return best
+
+
+_TRUE_VALUES: WeakKeyDictionary[GameTree, dict[str, Number]] = WeakKeyDictionary()
+
+
+def true_value(tree: GameTree, node: str | None = None) -> Number:
+    """Minimax value of `node` (default: the root) in its role by depth (MAX at even depth); cached per tree."""
+    table = _TRUE_VALUES.get(tree)
+    if table is None:
+        table = _TRUE_VALUES[tree] = _minimax_values(tree)
+    return table[tree.root if node is None else node]
+
+
+def _minimax_values(tree: GameTree) -> dict[str, Number]:
+    values: dict[str, Number] = dict(tree.values)
+    for node in reversed(tree.internal_nodes()):  # children come after their parent in preorder
+        pick = max if tree.is_max(node) else min
+        values[node] = pick(values[child] for child in tree.children[node])
+    return values
