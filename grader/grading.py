@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from .checks import Verdict
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
-from .labs import CasePlan, Lab
+from .labs import CasePlan, Judgement, Lab
 from .results import GradeReport, TestResult
 from .sandbox.session import Session
 from .sandbox.worker import WorkerFailure
@@ -64,16 +65,20 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
             return
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
+        judged: list[tuple[CasePlan, Judgement]] = []
         for plan in plans:
             reply = session.run(plan.request)
             if isinstance(reply, WorkerFailure):
                 incidents.append(Incident(plan.case, reply.kind, reply.message))
                 verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
+                judged.append((plan, Judgement(verdicts)))
             else:
                 calls = reply.get("calls") if isinstance(reply.get("calls"), list) else []
                 incidents.extend(_call_incidents(plan, calls))
-                verdicts = plan.judge(calls)
-            report.tests.extend(_tests(spec, plan, verdicts))
+                judged.append((plan, plan.judge(calls)))
+        consistent = _consistent_bugs(judgement for _, judgement in judged)
+        for plan, judgement in judged:
+            report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
         report.student_output = session.output
@@ -96,16 +101,27 @@ def _visibility(spec: Spec, plan: CasePlan, kind: str) -> str:
     return plan.visibility or (policy.visibility if policy else "visible")
 
 
-def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict]) -> list[TestResult]:
+def _consistent_bugs(judgements: Iterable[Judgement]) -> frozenset[str] | None:
+    """The classic bugs that explain every request that speaks about bugs."""
+    consistent: frozenset[str] | None = None
+    for judgement in judgements:
+        if judgement.consistent_bugs is not None:
+            consistent = judgement.consistent_bugs if consistent is None else consistent & judgement.consistent_bugs
+    return consistent
+
+
+def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict],
+           consistent: frozenset[str] | None = None, hints: dict[str, str] | None = None) -> list[TestResult]:
     tests = []
     for kind in plan.kinds:
         policy = spec.policy(kind)
         points = plan.points.get(kind, policy.points if policy else 0.0)
         verdict = verdicts.get(kind) or Verdict.fail("not judged: the observer sent nothing for this check.")
+        diagnoses = [d for d in verdict.diagnoses if consistent is None or d in consistent]
+        output = verdict.message + "".join(f"\nLikely cause: {(hints or {}).get(d, d)}" for d in diagnoses)
         tests.append(TestResult(
             name=f"{plan.case}: {kind}", kind=kind, max_score=points, passed=verdict.passed,
-            output=verdict.message, visibility=_visibility(spec, plan, kind), case=plan.case,
-            diagnoses=list(verdict.diagnoses),
+            output=output, visibility=_visibility(spec, plan, kind), case=plan.case, diagnoses=diagnoses,
         ))
     return tests
 

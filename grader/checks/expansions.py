@@ -37,14 +37,15 @@ def check_expansions(
     seen: Sequence[str],
     expected: Sequence[str],
     describe: Callable[[str], str] = str,
-    diagnoses: Sequence[tuple[str, str]] = (),
+    diagnoses: Sequence[str] = (),
     extra: str = "",
+    noun: str = "nodes",
 ) -> Verdict:
     """Same reads in the same order. On failure: the first divergence, what only one side
-    read, and the classic bugs (name, hint) whose reads match the student's."""
+    read, and the names of the classic bugs whose reads match the student's."""
     index = first_divergence(seen, expected)
     if index is None:
-        return Verdict.ok(f"your search read the same {len(seen)} positions in the same order as the reference.")
+        return Verdict.ok(f"your search read the same {len(seen)} {noun} in the same order as the reference.")
     seen_set, expected_set = set(seen), set(expected)
     only_seen = [x for x in seen if x not in expected_set]
     only_expected = [x for x in expected if x not in seen_set]
@@ -62,15 +63,13 @@ def check_expansions(
     if only_expected:
         lines.append(f"The reference reads what you never read: {_names(only_expected, describe)}.")
     if not only_seen and not only_expected:
-        lines.append("You read the same positions, but in another order.")
+        lines.append(f"You read the same {noun}, but in another order.")
     if extra:
         lines.append(extra)
-    for _, hint in diagnoses:
-        lines.append(f"Likely cause: {hint}")
-    return Verdict.fail("\n".join(lines), tuple(name for name, _ in diagnoses))
+    return Verdict.fail("\n".join(lines), tuple(diagnoses))
 
 
-def matching_bugs(seen: Sequence[str], bug_orders: dict[str, Sequence[str]], hints: dict[str, str]) -> list[tuple[str, str]]:
+def matching_bugs(seen: Sequence[str], bug_orders: dict[str, Sequence[str]]) -> frozenset[str]:
     """The classic bugs whose search reads exactly what the student's search read."""
     seen = list(seen)
-    return [(name, hints[name]) for name, order in bug_orders.items() if list(order) == seen]
+    return frozenset(name for name, order in bug_orders.items() if list(order) == seen)

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Verdict:
+    """`diagnoses`: names of classic bugs that may explain a failure (see Lab.bug_hints)."""
+
     passed: bool
     message: str
     diagnoses: tuple[str, ...] = field(default_factory=tuple)

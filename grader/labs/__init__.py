@@ -1,7 +1,7 @@
 """The labs abgrade grades, by name. Adding a lab means adding its adapter here."""
 from __future__ import annotations
 
-from .base import CasePlan, Lab
+from .base import CasePlan, Judgement, Lab
 
 
 def lab_names() -> list[str]:
@@ -21,4 +21,4 @@ _ADAPTERS: dict[str, tuple[str, str]] = {
     "tree": ("tree", "TreeLab"),
 }
 
-__all__ = ["CasePlan", "Lab", "get_lab", "lab_names"]
+__all__ = ["CasePlan", "Judgement", "Lab", "get_lab", "lab_names"]

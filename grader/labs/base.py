@@ -14,7 +14,19 @@ from ..checks import Verdict
 from ..sandbox.session import ProbeSetup
 from ..spec import Spec
 
-Judge = Callable[[list[dict]], dict[str, Verdict]]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Verdicts per check kind for one request, and which classic bugs would have produced
+    exactly what was observed (None: this request says nothing about bugs). The pipeline
+    keeps a diagnosis only if every request that speaks about bugs is consistent with it."""
+
+    verdicts: dict[str, Verdict]
+    consistent_bugs: frozenset[str] | None = None
+
+
+Judge = Callable[[list[dict]], Judgement]
 
 
 @dataclass
@@ -35,7 +47,7 @@ class Lab(ABC):
     name: str
     probe: ProbeSetup
     api: dict[str, str]
-    example_case: str = ""
+    bug_hints: dict[str, str] = {}
 
     @abstractmethod
     def plans(self, spec: Spec, seed: int) -> list[CasePlan]:

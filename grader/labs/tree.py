@@ -18,7 +18,7 @@ from ..checks.value import check_value
 from ..sandbox.session import ProbeSetup
 from ..spec import Spec
 from ..spec.yaml_lines import LineDict
-from .base import CasePlan, Lab
+from .base import CasePlan, Judgement, Lab
 from .casefields import read_header, require
 
 CASE_KINDS = ("value", "nodes", "pruned", "bounds")
@@ -32,6 +32,7 @@ class TreeLab(Lab):
     name = "tree"
     probe = ProbeSetup("tree", {"alphabeta": 4})
     api = {"alphabeta": "alphabeta(node, alpha, beta, max_player)"}
+    bug_hints = BUG_HINTS
 
     def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
         plans: list[CasePlan] = []
@@ -124,7 +125,7 @@ def _case_plans(case: TreeCase) -> list[CasePlan]:
     root_kinds = tuple(k for k in header.checks if k != "bounds")
     expected_order = [n for n in tree.nodes() if n not in case.pruned]
 
-    def judge_root(calls: list[dict]) -> dict[str, Verdict]:
+    def judge_root(calls: list[dict]) -> Judgement:
         return _judge_search(calls[0], tree, case.value, case.nodes, expected_order, root_kinds)
 
     if root_kinds:
@@ -135,8 +136,8 @@ def _case_plans(case: TreeCase) -> list[CasePlan]:
         calls = [call for call, _ in paired]
         probes = [probe for _, probe in paired]
 
-        def judge_bounds(observed: list[dict]) -> dict[str, Verdict]:
-            return {"bounds": _judge_bounds(probes, observed)}
+        def judge_bounds(observed: list[dict]) -> Judgement:
+            return Judgement({"bounds": _judge_bounds(probes, observed)})
 
         plans.append(CasePlan(header.name, _request(f"{header.name}/bounds", tree, calls), ("bounds",),
                               judge_bounds, header.visibility, header.points))
@@ -148,48 +149,48 @@ def _random_plan(number: int, tree: GameTree) -> CasePlan:
     expected_order = list(result.trace.order)
     name = f"random {number}"
 
-    def judge(calls: list[dict]) -> dict[str, Verdict]:
-        verdicts = _judge_search(calls[0], tree, result.value, result.nodes, expected_order, ("value", "pruned"))
-        failing = [v for v in verdicts.values() if not v.passed]
-        graph, leaves = tree.to_mapping()
+    def judge(calls: list[dict]) -> Judgement:
+        judgement = _judge_search(calls[0], tree, result.value, result.nodes, expected_order, ("value", "pruned"))
+        failing = [v for v in judgement.verdicts.values() if not v.passed]
         if not failing:
-            return {"random": Verdict.ok(f"value, node count and pruned set all match on a tree of {len(tree)} nodes.")}
-        text = "\n".join(v.message for v in failing)
-        diagnoses = tuple(d for v in failing for d in v.diagnoses)
-        return {"random": Verdict.fail(f"{text}\nThe tree: graph = {graph}\nterminal_nodes = {leaves}", diagnoses)}
+            verdict = Verdict.ok(f"value, node count and pruned set all match on a tree of {len(tree)} nodes.")
+        else:
+            graph, leaves = tree.to_mapping()
+            text = "\n".join(v.message for v in failing)
+            diagnoses = tuple(dict.fromkeys(d for v in failing for d in v.diagnoses))
+            verdict = Verdict.fail(f"{text}\nThe tree: graph = {graph}\nterminal_nodes = {leaves}", diagnoses)
+        return Judgement({"random": verdict}, judgement.consistent_bugs)
 
     return CasePlan(name, _request(name, tree, [_root_call(tree)]), ("random",), judge)
 
 
 def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected_order: list[str],
-                  kinds: tuple[str, ...]) -> dict[str, Verdict]:
+                  kinds: tuple[str, ...]) -> Judgement:
     text = show_call("alphabeta", tree.root, -inf, inf, True)
     if call.get("error"):
         failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
-        return {kind: failed for kind in kinds}
+        return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
+    bugs = matching_bugs(reads, {name: search(tree).trace.order for name, search in BUGGY_SEARCHES.items()})
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), value, text)
     if "nodes" in kinds:
         verdicts["nodes"] = check_count(len(reads), nodes, READS, NO_READS_HINT if not reads else "")
     if "pruned" in kinds:
-        verdicts["pruned"] = _judge_pruned(tree, reads, expected_order)
-    return verdicts
+        verdicts["pruned"] = _judge_pruned(tree, reads, expected_order, bugs)
+    return Judgement(verdicts, bugs if reads else None)
 
 
-def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str]) -> Verdict:
+def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], bugs: frozenset[str]) -> Verdict:
     read = set(expected_order)
     pruned_roots = [n for n in tree.nodes() if n not in read and tree.parent(n) in read]
     pruned = [n for n in tree.nodes() if n not in read]
     summary = ("The reference prunes " + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
                + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else "."))
-    verdict = check_expansions(reads, expected_order, extra=summary)
-    if verdict.passed or not reads:
-        return verdict if verdict.passed else Verdict.fail(f"{NO_READS_HINT}\n{verdict.message}")
-    bug_orders = {name: search(tree).trace.order for name, search in BUGGY_SEARCHES.items()}
-    diagnoses = matching_bugs(reads, bug_orders, BUG_HINTS)
-    return check_expansions(reads, expected_order, diagnoses=diagnoses, extra=summary) if diagnoses else verdict
+    if not reads:
+        summary = f"{NO_READS_HINT}\n{summary}"
+    return check_expansions(reads, expected_order, diagnoses=sorted(bugs), extra=summary)
 
 
 def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:
