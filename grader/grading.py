@@ -12,11 +12,11 @@ from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
 from .results import GradeReport, TestResult
-from .sandbox.session import Session
-from .sandbox.worker import WorkerFailure
+from .sandbox.session import open_session
+from .sandbox.channel import WorkerFailure
 from .spec import Spec
 
-SUPPORTED_SUFFIXES = (".py",)
+SUPPORTED_SUFFIXES = (".py", ".ipynb")
 
 
 def new_seed() -> int:
@@ -55,7 +55,7 @@ def _file_problem(path: Path) -> str | None:
 
 
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan]) -> None:
-    with Session(path, lab.probe, spec.limits) as session:
+    with open_session(path, lab.probe, spec.limits) as session:
         load = session.load()
         verdict, usable = check_load(load, lab.api, path.name)
         if not usable:

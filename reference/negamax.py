@@ -126,7 +126,7 @@ def negamax_value(game: Game, state: Any, player: Any) -> SearchResult:
 
 
 def alphabeta_value(game: Game, state: Any, player: Any, alpha: float = -1, beta: float = 1,
-                    *, fail: Fail = "soft") -> SearchResult:
+                    *, fail: Fail = "soft", start: float | None = None) -> SearchResult:
     """The course's alpha-beta: `value` counts the call and delegates to
     `alphaBeta`, which recurses through `value` with the window negated and
     swapped, and cuts off as soon as `val >= beta`.
@@ -136,6 +136,13 @@ def alphabeta_value(game: Game, state: Any, player: Any, alpha: float = -1, beta
     leaf's utility and a cut-off's `val` may lie outside the window.
     `fail="hard"` clamps every result into `[alpha, beta]`. Both satisfy the
     bound specification and visit exactly the same states.
+
+    `start` is where `val` starts at an inner node: None for `alpha` (the
+    course's code); a number such as -1 or -inf for the variants that start
+    from the lowest value. Every variant meets the bound specification; for a
+    window with alpha < beta they visit exactly the states the course's code
+    visits (children always get alpha < beta too), with alpha == beta they may
+    visit more, because the course's code then cuts off after one successor.
     """
     if fail not in ("soft", "hard"):
         raise ValueError(f"fail must be 'soft' or 'hard', not {fail!r}")
@@ -150,7 +157,7 @@ def alphabeta_value(game: Game, state: Any, player: Any, alpha: float = -1, beta
         if game.finished(state):
             utility = game.utility(state, player)
             return min(max(utility, alpha), beta) if hard else utility
-        val = alpha
+        val = alpha if start is None else start
         opponent = game.other(player)
         for successor in recorder.next_states(state, player):
             val = max(val, -value(successor, opponent, -beta, -alpha))

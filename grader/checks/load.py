@@ -10,8 +10,11 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     """(verdict, usable): `usable` is whether cases can run at all. An exception while
     loading is reported but does not fail `load` when the API is still defined: a broken
     demo line at the bottom of a file should not hide a correct function."""
+    notes = "".join(f"\nNote: {note}" for note in observation.notes)
+    if observation.problem is not None:
+        return Verdict.fail(f"{file}: {observation.problem}"), False
     if observation.failure is not None:
-        return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}."), False
+        return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"), False
     error = observation.error or {}
     if error.get("type") == "SyntaxError":
         line = error.get("line")
@@ -31,9 +34,9 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     if observation.error:
         loading_error = f"While loading, the submission raised {describe_error(observation.error)}"
     if problems:
-        message = "\n".join(problems) + (f"\n{loading_error}" if loading_error else "")
+        message = "\n".join(problems) + (f"\n{loading_error}" if loading_error else "") + notes
         return Verdict.fail(message), False
     names = ", ".join(api)
     if loading_error:
-        return Verdict.ok(f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined)"), True
-    return Verdict.ok(f"{file} loads and defines {names}."), True
+        return Verdict.ok(f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined){notes}"), True
+    return Verdict.ok(f"{file} loads and defines {names}.{notes}"), True

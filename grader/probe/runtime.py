@@ -18,7 +18,8 @@ _perf = time.perf_counter
 _write = os.write
 _isinstance = isinstance
 INF = float("inf")
-SUBMISSION_FILES = set()  # file names whose frames belong to the student
+STUDENT_DIRS = []  # frames from files under these folders belong to the student
+FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell 4")
 
 
 class Channel:
@@ -91,8 +92,10 @@ def error_record(exc, tb=None):
     frames = []
     try:
         for frame in traceback.extract_tb(tb):
-            if frame.filename in SUBMISSION_FILES:
-                frames.append([os.path.basename(frame.filename), frame.lineno, frame.name, (frame.line or "")[:200]])
+            name = frame.filename
+            if any(name.startswith(folder) for folder in STUDENT_DIRS):
+                shown = FRAME_NAMES.get(name) or os.path.basename(name)
+                frames.append([shown, frame.lineno, frame.name, (frame.line or "")[:200]])
     except BaseException:  # noqa: BLE001
         frames = []
     kind = type(exc)
@@ -154,7 +157,6 @@ def load_python(path, module_name):
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    SUBMISSION_FILES.add(path)
     try:
         spec.loader.exec_module(module)
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a graded result
@@ -170,14 +172,29 @@ def _flush_output(streams):
             pass
 
 
-def serve(channel, setup, handler):
-    """Load the submission, report what was found, then answer case requests until EOF.
-    The original stdout/stderr are flushed after every step, so a kill loses no output."""
+def _name_cells(cells):
+    """In a notebook kernel, map each cell's compiled file name to "cell N"."""
+    try:
+        compiler = get_ipython().compile  # noqa: F821 - defined inside IPython
+        for number, source in cells:
+            FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell %d" % number
+    except BaseException:  # noqa: BLE001 - plain file names are fine too
+        pass
+
+
+def serve(channel, setup, handler, namespace=None):
+    """Load the submission (or take the namespace a notebook kernel already filled),
+    report what was found, then answer case requests until EOF. The original
+    stdout/stderr are flushed after every step, so a kill loses no output."""
     streams = (sys.stdout, sys.stderr)
     sys.stdin = open(os.devnull)  # input() fails at once instead of waiting
     sys.setrecursionlimit(int(setup.get("recursion_limit", 10000)))
     start = _perf()
-    namespace, error = load_python(setup["submission"], setup["module_name"])
+    error = None
+    STUDENT_DIRS.append(setup["student_dir"])
+    _name_cells(setup.get("cells", ()))
+    if namespace is None:
+        namespace, error = load_python(setup["submission"], setup["module_name"])
     _flush_output(streams)
     channel.send({
         "op": "loaded",

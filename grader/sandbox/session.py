@@ -1,6 +1,7 @@
-"""One submission's run: a private work folder, a worker that loads the submission, and
-case requests under per-case and per-submission time limits. A case that kills or hangs
-the worker costs only that case: the next one gets a fresh worker."""
+"""One submission's run: a private work folder, a worker that holds the submission
+(a Python process for `.py`, a Jupyter kernel for `.ipynb`), and case requests under
+per-case and per-submission time limits. A case that kills or hangs the worker costs
+only that case: the next one gets a fresh worker."""
 from __future__ import annotations
 
 import re
@@ -9,9 +10,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ..spec.model import Limits
-from .worker import Worker, WorkerFailure
+from .channel import WorkerFailure
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 
@@ -29,6 +31,15 @@ class ProbeSetup:
         handler = (f"_abgrade_{self.handler}", (_PROBE_DIR / f"{self.handler}.py").read_text())
         return [runtime, *self.extra_modules, handler]
 
+    def setup_message(self, limits: Limits, **extra: object) -> dict:
+        return {
+            "modules": self.modules(),
+            "handler": f"_abgrade_{self.handler}",
+            "api": self.api,
+            "recursion_limit": limits.recursion_limit,
+            **extra,
+        }
+
 
 @dataclass
 class LoadObservation:
@@ -37,7 +48,17 @@ class LoadObservation:
     api: dict[str, dict] = field(default_factory=dict)
     error: dict | None = None        # exception raised while loading (trimmed traceback)
     failure: WorkerFailure | None = None  # the process hung or died while loading
+    problem: str | None = None       # the file itself is unusable (bad notebook, ...)
+    notes: list[str] = field(default_factory=list)  # e.g. notebook cells that raised
     seconds: float = 0.0
+
+
+class WorkerLike(Protocol):
+    output_text: str
+
+    def request(self, message: dict, timeout: float) -> dict | WorkerFailure: ...
+
+    def close(self) -> None: ...
 
 
 def module_name_for(path: Path) -> str:
@@ -45,20 +66,29 @@ def module_name_for(path: Path) -> str:
     return stem if stem.isidentifier() and not stem.startswith("_abgrade") else "submission"
 
 
+def load_reply(reply: dict | WorkerFailure) -> LoadObservation:
+    """The observer's first message, as a LoadObservation."""
+    if isinstance(reply, WorkerFailure):
+        return LoadObservation(failure=reply)
+    if reply.get("op") != "loaded":
+        return LoadObservation(failure=WorkerFailure("protocol", "unexpected first reply from the observer"))
+    api = reply.get("api") if isinstance(reply.get("api"), dict) else {}
+    error = reply.get("error") if isinstance(reply.get("error"), dict) else None
+    return LoadObservation(api=api, error=error, seconds=float(reply.get("seconds") or 0.0))
+
+
 class Session:
-    """Runs one `.py` submission. Use as a context manager; the work folder is removed after."""
+    """Runs one submission. Use as a context manager; the work folder is removed after.
+    Subclasses say how a worker is launched (`_launch`)."""
 
     def __init__(self, submission: Path, probe: ProbeSetup, limits: Limits) -> None:
         self.submission = submission
         self.probe = probe
         self.limits = limits
         self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
-        self.copy = self.workdir / submission.name
-        shutil.copyfile(submission, self.copy)
         self.started = time.monotonic()
-        self.worker: Worker | None = None
+        self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
-        self.load_observation: LoadObservation | None = None
 
     def __enter__(self) -> Session:
         return self
@@ -69,47 +99,28 @@ class Session:
     def remaining(self) -> float:
         return self.limits.submission_seconds - (time.monotonic() - self.started)
 
-    def _setup_message(self) -> dict:
-        return {
-            "modules": self.probe.modules(),
-            "handler": f"_abgrade_{self.probe.handler}",
-            "submission": str(self.copy),
-            "module_name": module_name_for(self.submission),
-            "api": self.probe.api,
-            "recursion_limit": self.limits.recursion_limit,
-        }
-
-    def _start(self) -> LoadObservation:
-        self.worker = Worker(self.workdir, self.limits)
-        reply = self.worker.request(self._setup_message(), max(0.0, self.remaining()))
-        if isinstance(reply, WorkerFailure):
-            self._retire_worker()
-            return LoadObservation(failure=reply)
-        if reply.get("op") != "loaded":
-            self._retire_worker()
-            return LoadObservation(failure=WorkerFailure("protocol", "unexpected first reply from the observer"))
-        return LoadObservation(api=reply.get("api") or {}, error=reply.get("error"), seconds=reply.get("seconds", 0.0))
+    def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
+        raise NotImplementedError
 
     def load(self) -> LoadObservation:
-        self.load_observation = self._start()
-        return self.load_observation
+        self.worker, observation = self._launch()
+        return observation
 
     def run(self, request: dict, timeout: float | None = None) -> dict | WorkerFailure:
-        """Send one case request; restart the worker first if an earlier case killed it."""
+        """Send one case request; start a fresh worker first if an earlier case killed it."""
+        case_limit = timeout or self.limits.case_seconds
         if self.worker is None:
             if self.remaining() <= 0:
                 return self._budget_spent()
-            observation = self._start()
-            if observation.failure:
-                return observation.failure
-        assert self.worker is not None
-        limit = min(timeout or self.limits.case_seconds, max(0.0, self.remaining()))
+            self.worker, observation = self._launch()
+            if self.worker is None:
+                return observation.failure or WorkerFailure("died", observation.problem or "the submission could not be reloaded")
+        limit = min(case_limit, max(0.0, self.remaining()))
         reply = self.worker.request(request, limit)
         if isinstance(reply, WorkerFailure):
             self._retire_worker()
-            if reply.kind == "timeout" and limit < (timeout or self.limits.case_seconds):
+            if reply.kind == "timeout" and limit < case_limit:
                 return self._budget_spent()
-            return reply
         return reply
 
     def _budget_spent(self) -> WorkerFailure:
@@ -118,7 +129,7 @@ class Session:
     def _retire_worker(self) -> None:
         if self.worker is not None:
             self.worker.close()
-            self.outputs.append(self.worker.output.text)
+            self.outputs.append(self.worker.output_text)
             self.worker = None
 
     @property
@@ -128,3 +139,34 @@ class Session:
     def close(self) -> None:
         self._retire_worker()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class PythonSession(Session):
+    """A `.py` submission, imported by the observer in a fresh interpreter."""
+
+    def __init__(self, submission: Path, probe: ProbeSetup, limits: Limits) -> None:
+        super().__init__(submission, probe, limits)
+        self.copy = self.workdir / submission.name
+        shutil.copyfile(submission, self.copy)
+
+    def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
+        from .worker import Worker
+
+        worker = Worker(self.workdir, self.limits)
+        setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
+                                         module_name=module_name_for(self.submission))
+        observation = load_reply(worker.request(setup, max(0.0, self.remaining())))
+        if observation.failure:
+            worker.close()
+            self.outputs.append(worker.output_text)
+            return None, observation
+        return worker, observation
+
+
+def open_session(submission: Path, probe: ProbeSetup, limits: Limits) -> Session:
+    """The session kind for the submission's file type."""
+    if submission.suffix == ".ipynb":
+        from .notebook import NotebookSession
+
+        return NotebookSession(submission, probe, limits)
+    return PythonSession(submission, probe, limits)

@@ -17,6 +17,7 @@ from .yaml_lines import LineDict, LineList, line_of, load_yaml_with_lines
 _TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
 _LIMIT_FIELDS = {
     "case_seconds": float,
+    "cell_seconds": float,
     "submission_seconds": float,
     "memory_mb": int,
     "output_bytes": int,

@@ -14,6 +14,7 @@ class Limits:
     """Resource limits for one submission (DESIGN.md defaults)."""
 
     case_seconds: float = 10.0
+    cell_seconds: float = 30.0
     submission_seconds: float = 120.0
     memory_mb: int = 2048
     output_bytes: int = 1_000_000

@@ -1,0 +1,60 @@
+"""Shared fixtures of the grader's own tests: the tree lab, its specs, and `grade`, which
+grades a fixture submission once per (file, seed, spec) and hands the same report to
+every test that asks again (grading is the slow part; judging a report is free)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import Lab, get_lab
+from grader.results import GradeReport
+from grader.spec import Spec, load_spec, spec_path
+
+TESTS_DIR = Path(__file__).resolve().parent
+PROJECT_DIR = TESTS_DIR.parent
+TREE_SUBMISSIONS = TESTS_DIR / "fixtures" / "tree"
+SPEC_FIXTURES = TESTS_DIR / "fixtures" / "specs"
+
+Grade = Callable[..., GradeReport]
+
+
+def submission_path(name: str | Path) -> Path:
+    """A str names a fixture of tests/fixtures/tree (without `.py`); a Path is used as is."""
+    return name if isinstance(name, Path) else TREE_SUBMISSIONS / f"{name}.py"
+
+
+@pytest.fixture(scope="session")
+def tree_lab() -> Lab:
+    return get_lab("tree")
+
+
+@pytest.fixture(scope="session")
+def tree_spec() -> Spec:
+    """The bundled specs/tree.yaml."""
+    return load_spec(spec_path("tree"))
+
+
+@pytest.fixture(scope="session")
+def tight_spec() -> Spec:
+    """Three cases of specs/tree.yaml with a 1 s case limit, for submissions that hang."""
+    return load_spec(SPEC_FIXTURES / "tree_tight_limits.yaml")
+
+
+@pytest.fixture(scope="session")
+def grade(tree_lab: Lab, tree_spec: Spec) -> Grade:
+    """`grade(name_or_path, seed=1, spec=None) -> GradeReport`, cached for the session.
+    The fixed seed makes the random cases, and so every assertion on them, reproducible."""
+    reports: dict[tuple[str, int, str, str], GradeReport] = {}
+
+    def grade_once(name: str | Path, seed: int = 1, spec: Spec | None = None) -> GradeReport:
+        spec = spec or tree_spec
+        path = submission_path(name)
+        key = (str(path.resolve()), seed, spec.path, spec.digest)
+        if key not in reports:
+            reports[key] = grade_submission(path, tree_lab, spec, seed=seed)
+        return reports[key]
+
+    return grade_once
