@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     exercise.add_argument("lab")
     exercise.add_argument("-o", "--output", type=Path, help="where to write it (default: ./LAB_lab.py)")
     exercise.add_argument("--force", action="store_true", help="overwrite an existing file")
+    exercise.add_argument("--notebook", action="store_true", help="write the Jupyter notebook instead of the .py")
     exercise.set_defaults(run=_exercise)
     return parser
 
@@ -126,13 +127,13 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _exercise(args: argparse.Namespace) -> int:
-    from .exercises import exercise_text
+    from .exercises import exercise_notebook_text, exercise_text
 
     try:
-        text = exercise_text(args.lab)
+        text = exercise_notebook_text(args.lab) if args.notebook else exercise_text(args.lab)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
-    target = args.output or Path(f"{args.lab}_lab.py")
+    target = args.output or Path(f"{args.lab}_lab.{'ipynb' if args.notebook else 'py'}")
     if target.exists() and not args.force:
         raise UsageError(f"{target} already exists; choose another path with -o")
     target.write_text(text)

@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
+
 from .paths import EXERCISES_DIR, SOLUTIONS_DIR
 
 BEGIN, ELSE, END = "### BEGIN SOLUTION", "### ELSE", "### END SOLUTION"
 _COMMENT = re.compile(r"^(\s*)# ?")
+_CELL = re.compile(r"^# %%(.*)$")
 
 
 class MarkerError(ValueError):
@@ -65,3 +68,45 @@ def exercise_text(lab: str) -> str:
 def exercise_path(lab: str) -> Path:
     """Where the checked-in skeleton of `lab` lives."""
     return EXERCISES_DIR / lab / "lab.py"
+
+
+def percent_cells(text: str) -> list[tuple[str, str]]:
+    """Split a jupytext "percent" file into (cell type, source) pairs."""
+    cells: list[tuple[str, list[str]]] = [("code", [])]
+    for line in text.splitlines():
+        match = _CELL.match(line)
+        if match:
+            cells.append(("markdown" if "[markdown]" in match.group(1) else "code", []))
+        else:
+            cells[-1][1].append(line)
+    result = []
+    for kind, lines in cells:
+        if kind == "markdown":
+            lines = [re.sub(r"^# ?", "", line) for line in lines]
+        source = "\n".join(lines).strip("\n")
+        if source.strip():
+            result.append((kind, source))
+    return result
+
+
+def exercise_notebook(lab: str) -> nbformat.NotebookNode:
+    """The student's notebook of `lab`: the same cells as the `.py` skeleton."""
+    cells = []
+    for number, (kind, source) in enumerate(percent_cells(exercise_text(lab)), start=1):
+        cell = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
+        cell["id"] = f"{lab}-{number}"  # stable ids: the same source gives the same file
+        cells.append(cell)
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    }
+    return notebook
+
+
+def exercise_notebook_text(lab: str) -> str:
+    return nbformat.writes(exercise_notebook(lab)) + "\n"
+
+
+def exercise_notebook_path(lab: str) -> Path:
+    return EXERCISES_DIR / lab / "lab.ipynb"

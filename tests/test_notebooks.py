@@ -1,0 +1,159 @@
+"""Notebook submissions run in a real Jupyter kernel (nbclient + ipykernel) and must grade
+exactly like the same code submitted as `.py`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.exercises import exercise_notebook_path, exercise_notebook_text
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.spec import load_spec, spec_path
+
+from .notebook_builder import notebook_from_py
+
+TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "fixtures"
+PROJECT = TESTS.parent
+
+pytestmark = pytest.mark.slow  # every test here starts Jupyter kernels
+
+
+def scores(report) -> dict[str, tuple[float, float]]:
+    return report.subtotals()
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return get_lab("tree"), load_spec(spec_path("tree"))
+
+
+@pytest.mark.parametrize("fixture", ["correct_seed_style", "correct_negamax", "bug_strict_cutoff", "bug_no_pruning"])
+def test_tree_notebook_grades_like_py(tree, tmp_path, fixture):
+    lab, spec = tree
+    py = FIXTURES / "tree" / f"{fixture}.py"
+    notebook = notebook_from_py(py, tmp_path / f"{fixture}.ipynb")
+    as_py = grade_submission(py, lab, spec, seed=5)
+    as_nb = grade_submission(notebook, lab, spec, seed=5)
+    assert scores(as_nb) == scores(as_py)
+    assert [(t.name, t.passed) for t in as_nb.tests] == [(t.name, t.passed) for t in as_py.tests]
+
+
+def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):
+    lab, spec = tree
+    notebook = notebook_from_py(
+        PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "lab.ipynb",
+        before=["%%time\nname = input('Your name? ')", "%run Tic-Tac-Toe-Bitboard.ipynb",
+                "from ipywidgets import widgets\nfrom IPython.display import display\ndisplay(widgets.Button(description='play'))"],
+        after=["%%capture\nprint('hidden')", "%%time\nprint(alphabeta('a0', -inf, inf, True))"],
+    )
+    report = grade_submission(notebook, lab, spec, seed=2)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    load = report.tests[0].output
+    assert "cell 1 raised StdinNotImplementedError" in load
+    assert "Tic-Tac-Toe-Bitboard.ipynb" in load
+    assert "ipywidgets" not in load  # widgets import and display fine
+
+
+def test_infinite_loop_cell_is_interrupted_and_later_cells_still_run(tmp_path):
+    lab = get_lab("tree")
+    spec = load_spec(FIXTURES / "specs" / "tree_notebook_limits.yaml")
+    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "loop.ipynb",
+                                before=["while True:\n    pass"])
+    report = grade_submission(notebook, lab, spec, seed=1)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    assert "KeyboardInterrupt" in report.tests[0].output
+
+
+def test_cell_that_ignores_interrupts_is_skipped_in_a_fresh_kernel(tmp_path):
+    lab = get_lab("tree")
+    spec = load_spec(FIXTURES / "specs" / "tree_notebook_limits.yaml")
+    stubborn = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "stubborn.ipynb",
+                                before=[stubborn])
+    report = grade_submission(notebook, lab, spec, seed=1)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    assert "skipped" in report.tests[0].output
+
+
+def test_kernel_killed_by_os_exit_in_a_cell_is_reported_and_skipped(tree, tmp_path):
+    lab, spec = tree
+    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "exit.ipynb",
+                                after=["import os\nos._exit(3)"])
+    report = grade_submission(notebook, lab, spec, seed=1)
+    assert report.score == report.max_score
+    assert "killed the kernel" in report.tests[0].output
+
+
+BAD_NOTEBOOKS = {
+    "invalid_json.ipynb": ("{\"cells\": [", "invalid JSON at line 1"),
+    "empty.ipynb": ("", "empty"),
+    "v3.ipynb": (json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}),
+                 "format version 3"),
+    "no_cells.ipynb": (nbformat.writes(nbformat.v4.new_notebook()), "no cells"),
+    "markdown_only.ipynb": (nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# hi")])),
+                            "no code cells"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_NOTEBOOKS))
+def test_bad_notebooks_are_load_failures(tree, tmp_path, name):
+    lab, spec = tree
+    content, reason = BAD_NOTEBOOKS[name]
+    path = tmp_path / name
+    path.write_text(content)
+    report = grade_submission(path, lab, spec, seed=1)
+    assert report.score == 0
+    assert not report.tests[0].passed and report.tests[0].kind == "load"
+    assert reason in report.tests[0].output
+    assert name in report.tests[0].output
+
+
+def test_non_python_kernel_is_a_load_failure(tree, tmp_path):
+    lab, spec = tree
+    path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "r.ipynb",
+                            kernel={"name": "ir", "display_name": "R", "language": "R"})
+    report = grade_submission(path, lab, spec, seed=1)
+    assert report.score == 0 and "'R'" in report.tests[0].output and "Python 3" in report.tests[0].output
+
+
+def test_missing_api_in_notebook_names_the_function(tree, tmp_path):
+    lab, spec = tree
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def alpha_beta(n, a, b, m):\n    return 0")])
+    path = tmp_path / "misnamed.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_submission(path, lab, spec, seed=1)
+    assert report.score == 0
+    assert "no `alphabeta` is defined" in report.tests[0].output
+
+
+def test_huge_saved_outputs_are_dropped_before_running(tree, tmp_path):
+    lab, spec = tree
+    path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "big.ipynb")
+    notebook = nbformat.read(path, 4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 20_000_000)]
+    nbformat.write(notebook, path)
+    report = grade_submission(path, lab, spec, seed=1)
+    assert report.score == report.max_score
+    assert "x" * 1000 not in report.student_output
+
+
+def test_checked_in_notebook_matches_the_generator():
+    for lab in ("tree",):
+        assert exercise_notebook_path(lab).read_text() == exercise_notebook_text(lab), (
+            f"run: abgrade exercise {lab} --notebook -o exercises/{lab}/lab.ipynb --force")
+
+
+def test_cli_grades_a_notebook(tmp_path):
+    path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "lab.ipynb")
+    out = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--lab", "tree", "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())
+    assert results["score"] == results["max_score"] > 0
