@@ -56,6 +56,7 @@ def _file_problem(path: Path) -> str | None:
 
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan]) -> None:
     with open_session(path, lab.probe, spec.limits) as session:
+        report.notes.append(session.isolation.note)
         load = session.load()
         verdict, usable = check_load(load, lab.api, path.name)
         if not usable:

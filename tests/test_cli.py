@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from grader.exercises import exercise_path, exercise_text
-from grader.paths import SOLUTIONS_DIR
+from grader.paths import PROJECT_DIR, SOLUTIONS_DIR
 from grader.spec import spec_path
 
-from conftest import PROJECT_DIR, SPEC_FIXTURES, TREE_SUBMISSIONS
+TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
+SPEC_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "specs"
 
 # DESIGN.md, "Results": the check kinds that may open a test's tags, and Gradescope's fields.
 CHECK_KINDS = {"load", "value", "nodes", "pruned", "bounds", "choice", "game_over", "random", "limits"}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from grader.labs import get_lab
 from grader.spec import Limits, SpecError, load_spec, spec_path
 
-from conftest import SPEC_FIXTURES
+SPEC_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "specs"
 
 MARKER = "# SpecError here"
 

@@ -1,9 +1,20 @@
 """OS-level limits applied to the worker just before it runs student code."""
 from __future__ import annotations
 
+import ctypes
 import resource
+import signal
 
 from ..spec.model import Limits
+
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
+_PR_SET_PDEATHSIG = 1
+
+
+def prepare_child(limits: Limits) -> None:
+    """preexec_fn of every student process: die with the grader, then apply the limits."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    apply_rlimits(limits)
 
 
 def apply_rlimits(limits: Limits) -> None:

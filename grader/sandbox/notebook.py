@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
-from .limits import apply_rlimits
+from .isolation import Isolation
+from .limits import prepare_child
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
 from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
@@ -38,14 +39,21 @@ class KernelStartError(RuntimeError):
 class KernelWorker:
     """A kernel that has run the notebook's cells and now hosts the observer."""
 
-    def __init__(self, workdir: Path, limits: Limits, notebook) -> None:
+    def __init__(self, workdir: Path, limits: Limits, notebook, isolation: Isolation, hidden: list[Path]) -> None:
+        import sys
+
         import nbclient  # imported here: .py grading never pays for Jupyter
+        from jupyter_client.kernelspec import KernelSpec
         from jupyter_client.manager import AsyncKernelManager
 
         self.limits = limits
         self.private = Path(tempfile.mkdtemp(prefix="abgrade-k-"))  # sockets, connection file
         self.km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(self.private / "k"),
                                 connection_file=str(self.private / "kernel.json"))
+        # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"]
+        self.km._kernel_spec = KernelSpec(argv=isolation.wrap(argv, writable=[workdir, self.private], hidden=hidden),
+                                          display_name="Python 3", language="python")
         self.client = nbclient.NotebookClient(
             notebook, km=self.km, timeout=limits.cell_seconds,
             allow_errors=True, interrupt_on_timeout=True, kernel_name="python3",
@@ -65,7 +73,7 @@ class KernelWorker:
         for _ in range(KERNEL_START_ATTEMPTS):
             try:
                 self.client.start_new_kernel(cwd=str(workdir), env=scrubbed_env(workdir), stdout=self._out_w,
-                                             stderr=self._out_w, preexec_fn=lambda: apply_rlimits(self.limits))
+                                             stderr=self._out_w, preexec_fn=lambda: prepare_child(self.limits))
                 self.client.start_new_kernel_client()
                 return
             except Exception as exc:  # noqa: BLE001 - retried, then reported as the machine's fault
@@ -196,7 +204,7 @@ class NotebookSession(Session):
         notes: list[str] = []
         cells = [(i, i + 1) for i, cell in enumerate(self.notebook.cells) if cell.cell_type == "code"]
         while True:
-            worker = KernelWorker(self.workdir, self.limits, self.notebook)
+            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden)
             deadline = time.monotonic() + max(0.0, self.remaining())
             worker.run_cells(cells, deadline, self.skip)
             notes.extend(f"cell {n} raised {text}" for n, text in worker.cell_errors)

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..paths import PROJECT_DIR
 from ..spec.model import Limits
 from .channel import WorkerFailure
+from .isolation import Isolation, detect_isolation
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 
@@ -89,6 +91,9 @@ class Session:
         self.started = time.monotonic()
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
+        self.isolation: Isolation = detect_isolation()
+        # what the student process must not see: the grader, the specs, other submissions
+        self.hidden = [PROJECT_DIR, submission.resolve().parent]
 
     def __enter__(self) -> Session:
         return self
@@ -152,7 +157,7 @@ class PythonSession(Session):
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         from .worker import Worker
 
-        worker = Worker(self.workdir, self.limits)
+        worker = Worker(self.workdir, self.limits, self.isolation, self.hidden)
         setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
                                          module_name=module_name_for(self.submission))
         observation = load_reply(worker.request(setup, max(0.0, self.remaining())))

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
-from .limits import apply_rlimits
+from .isolation import Isolation
+from .limits import prepare_child
 from .output import CappedOutput
 
 _BOOTSTRAP = (Path(__file__).parent / "bootstrap.py").read_text()
@@ -74,14 +75,15 @@ def exit_description(code: int | None) -> str:
 class Worker:
     """One student process. `request()` sends a message and waits for the reply."""
 
-    def __init__(self, workdir: Path, limits: Limits) -> None:
+    def __init__(self, workdir: Path, limits: Limits, isolation: Isolation, hidden: list[Path]) -> None:
         self.limits = limits
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOTSTRAP, str(to_child_r), str(from_child_w)],
+            isolation.wrap([sys.executable, "-I", "-c", _BOOTSTRAP, str(to_child_r), str(from_child_w)],
+                           writable=[workdir], hidden=hidden),
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,
@@ -89,7 +91,7 @@ class Worker:
             env=scrubbed_env(workdir),
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
-            preexec_fn=lambda: apply_rlimits(limits),
+            preexec_fn=lambda: prepare_child(limits),
         )
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
