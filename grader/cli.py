@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("abgrade: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `abgrade grade ... | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -136,6 +139,7 @@ def _exercise(args: argparse.Namespace) -> int:
     target = args.output or Path(f"{args.lab}_lab.{'ipynb' if args.notebook else 'py'}")
     if target.exists() and not args.force:
         raise UsageError(f"{target} already exists; choose another path with -o")
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text)
     print(f"wrote {target}")
     return EXIT_OK
