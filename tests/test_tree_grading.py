@@ -12,6 +12,8 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -316,6 +318,19 @@ def test_no_process_outlives_the_grading(tie_loop):
         pytest.skip("the worker could not start a helper process here")
     assert _left_over(lambda parent, cmdline: name in cmdline) == []
     assert _left_over(_my_workers) == []
+
+
+@needs_proc
+def test_process_scan_sees_a_live_process():
+    """The scan above must be able to fail: it finds a sleeping process by its command line."""
+    marker = f"scan_control_{uuid.uuid4().hex[:12]}"
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", marker])
+    try:
+        assert _left_over(lambda parent, cmdline: marker in cmdline, wait=0) == [sleeper.pid]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert _left_over(lambda parent, cmdline: marker in cmdline) == []
 
 
 @pytest.fixture(scope="module")

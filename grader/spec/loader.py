@@ -35,7 +35,7 @@ def spec_path(lab: str) -> Path:
 def load_spec(path: str | Path) -> Spec:
     """Parse and validate the generic part of a spec; raises SpecError with file and line."""
     path = Path(path)
-    shown = str(path)
+    shown = _shown(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -73,6 +73,14 @@ def load_spec(path: str | Path) -> Spec:
         random=_random(raw.get("random"), raw, shown),
         raw=raw,
     )
+
+
+def _shown(path: Path) -> str:
+    """The path as the user would type it: relative to the working folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _require(node: dict, key: str, kind: type, file: str) -> Any:

@@ -1,0 +1,26 @@
+"""What several commands share: exit codes, usage errors, loading a lab and its spec."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..labs import Lab, get_lab
+from ..spec import Spec, SpecError, load_spec, spec_path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed as one line, exit code 2."""
+
+
+def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
+    """The lab's adapter and its spec (the bundled one unless `spec_file` is given)."""
+    try:
+        lab = get_lab(lab_name)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    spec = load_spec(spec_file or spec_path(lab_name))
+    if spec.lab != lab_name:
+        raise SpecError(spec.path, spec.raw.lines.get("lab"), "lab",
+                        f"this spec is for lab {spec.lab!r}, not {lab_name!r}")
+    return lab, spec

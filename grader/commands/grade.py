@@ -1,0 +1,36 @@
+"""`abgrade grade SUBMISSION --lab LAB`: grade one `.py` or `.ipynb` submission."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .common import EXIT_FAILED, EXIT_OK, load_lab
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    grade = commands.add_parser("grade", help="grade one submission (.py or .ipynb)")
+    grade.add_argument("submission", type=Path)
+    grade.add_argument("--lab", required=True, help="the lab: tree, tictactoe, negamax")
+    grade.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
+    grade.add_argument("--json", type=Path, metavar="OUT", help="write Gradescope's results.json here")
+    grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
+    grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
+    grade.add_argument("--quiet", action="store_true", help="print only the score line")
+    grade.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..grading import grade_submission
+    from ..report.gradescope import write_results_json
+    from ..report.terminal import summary
+
+    lab, spec = load_lab(args.lab, args.spec)
+    report = grade_submission(args.submission, lab, spec, seed=args.seed)
+    if args.json:
+        write_results_json(report, args.json)
+    if args.quiet:
+        print(f"{report.score:g}/{report.max_score:g}")
+    else:
+        print(summary(report, show_hidden=args.show_hidden, color=sys.stdout.isatty()))
+    return EXIT_FAILED if report.visible_failures else EXIT_OK

@@ -1,0 +1,193 @@
+"""Observer of the `tictactoe` lab: calls the student's functions on boards and watches
+`get_childs`.
+
+The board rules (`reference/tictactoe.py`) arrive as the extra module
+`_abgrade_tictactoe_rules`; they stand in for any given helper the submission did not
+define. Before each call `get_childs` in the student's namespace is wrapped (the
+student's own version if it has one): the wrapper keeps a byte copy of every board it is
+called on, and the copies become notations ("xo./.x./..o") in bulk after the call, so
+the search pays almost nothing per expansion. Only plain data goes back: notations,
+numbers, error records; never an array or a student object.
+"""
+import inspect
+import re
+import sys
+
+import numpy as np
+
+from _abgrade_runtime import FRAME_NAMES, STUDENT_DIRS, call_observed, plain, safe_repr
+
+RULES = sys.modules["_abgrade_tictactoe_rules"]
+GIVEN_HELPERS = ("get_next_turn", "get_childs", "game_status", "score")
+TRACE_LIMIT = 60000  # notations kept per call; the count of expansions is always exact
+NOT_A_BOARD = "?"    # first character of a label for something that is not a 3x3 board of -1/0/1
+_NONE_ASSIGNMENT = re.compile(r"^\s*[A-Za-z_]\w*\s*=\s*None\b")
+_MARKS = np.frombuffer(b"x.o", dtype=np.uint8)  # cell value + 1 -> mark
+_ndarray = np.ndarray
+
+
+class ExpansionLog:
+    """Snapshots of the boards `get_childs` was called on, in call order."""
+
+    def __init__(self):
+        self.count = 0
+        self.snapshots = []
+
+    def watched(self, get_childs):
+        snapshots = self.snapshots
+        keep = snapshots.append
+
+        def get_childs_watched(matrix, turn):
+            if type(matrix) is _ndarray and len(snapshots) < TRACE_LIMIT:
+                keep((matrix.dtype, matrix.shape, matrix.tobytes()))
+            elif len(snapshots) < TRACE_LIMIT:
+                keep(_snapshot_other(matrix))
+            self.count += 1
+            return get_childs(matrix, turn)
+
+        return get_childs_watched
+
+    def notations(self):
+        """Every snapshot as a notation; a snapshot of something else as "?<repr>"."""
+        labels = [None] * len(self.snapshots)
+        groups = {}
+        for index, snapshot in enumerate(self.snapshots):
+            if type(snapshot) is str:
+                labels[index] = snapshot
+            elif snapshot[1] == (3, 3):
+                groups.setdefault(snapshot[0], []).append(index)
+            else:
+                labels[index] = NOT_A_BOARD + "an array of shape %s" % (snapshot[1],)
+        for dtype, indices in groups.items():
+            data = b"".join(self.snapshots[i][2] for i in indices)
+            rows = np.frombuffer(data, dtype=dtype).reshape(-1, 9)
+            for i, text in zip(indices, _rows_as_notation(rows)):
+                labels[i] = text
+        return labels
+
+
+def _snapshot_other(matrix):
+    """A board given as something other than an ndarray (a list, None, ...)."""
+    try:
+        array = np.array(matrix, dtype=float)
+        if array.shape == (3, 3):
+            return _rows_as_notation(array.reshape(1, 9))[0]
+    except BaseException:  # noqa: BLE001 - a student may pass anything
+        pass
+    return NOT_A_BOARD + safe_repr(matrix, 80)
+
+
+def _rows_as_notation(rows):
+    """Rows of 9 cells -> notations, vectorised; a row with other values -> "?<values>"."""
+    try:
+        valid = ((rows == -1) | (rows == 0) | (rows == 1)).all(axis=1)
+    except BaseException:  # noqa: BLE001 - exotic dtypes
+        return [NOT_A_BOARD + safe_repr(row.tolist(), 80) for row in rows]
+    codes = np.where(valid[:, None], rows, 0).astype(np.int8) + 1
+    cells = _MARKS[codes]
+    text = np.full((len(rows), 12), ord("/"), dtype=np.uint8)
+    text[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]] = cells
+    joined = text.tobytes().decode("ascii")
+    labels = [joined[12 * k:12 * k + 11] for k in range(len(rows))]
+    for k in np.flatnonzero(~valid):
+        labels[k] = NOT_A_BOARD + "a board holding " + safe_repr(rows[k].reshape(3, 3).tolist(), 80)
+    return labels
+
+
+def board_label(value):
+    """A board the student returned, as a notation; None stays None."""
+    if value is None:
+        return None
+    if type(value) is _ndarray and value.shape == (3, 3):
+        return _rows_as_notation(value.reshape(1, 9))[0]
+    return _snapshot_other(value)
+
+
+def install_helpers(namespace):
+    """The given helpers the submission did not define come from the reference rules."""
+    for name in GIVEN_HELPERS:
+        if not callable(namespace.get(name)):
+            namespace[name] = getattr(RULES, name)
+
+
+def none_assignments(namespace):
+    """Lines `name = None` in the submission's own functions: [file, line, function, text]."""
+    found = []
+    for name, value in list(namespace.items()):
+        code = getattr(value, "__code__", None) if inspect.isfunction(value) else None
+        if code is None or not any(code.co_filename.startswith(d) for d in STUDENT_DIRS):
+            continue
+        try:
+            lines, start = inspect.getsourcelines(value)
+        except BaseException:  # noqa: BLE001 - source not available
+            continue
+        shown = FRAME_NAMES.get(code.co_filename) or code.co_filename.rsplit("/", 1)[-1]
+        for offset, text in enumerate(lines):
+            if _NONE_ASSIGNMENT.match(text):
+                found.append([shown, start + offset, name, text.strip()[:160]])
+    return found
+
+
+def observe_search(namespace, function, args, trace):
+    """Call minimax / maximize / minimize with get_childs watched (when `trace`)."""
+    log = ExpansionLog()
+    given = namespace["get_childs"]
+    if trace:
+        namespace["get_childs"] = log.watched(given)
+    results = []
+
+    def run(*call_args):
+        result = function(*call_args)
+        results.append(result)
+        return result
+
+    try:
+        returned, error, seconds = call_observed(run, args)
+    finally:
+        namespace["get_childs"] = given
+    observation = {"error": error, "seconds": seconds}
+    if results:
+        result = results[0]
+        if type(result) in (tuple, list) and len(result) == 3:
+            try:
+                observation["choice"] = board_label(result[0])
+            except BaseException:  # noqa: BLE001
+                observation["choice"] = NOT_A_BOARD + safe_repr(result[0], 80)
+            observation["points"] = plain(result[1])
+            observation["nodes"] = plain(result[2])
+        else:
+            observation["returned"] = returned
+    if trace:
+        observation["expansions"] = log.count
+        observation["expanded"] = log.notations()
+    return observation
+
+
+def observe(namespace, call):
+    function = namespace.get(call["function"])
+    board = RULES.parse_board(call["board"])
+    if call["function"] == "game_over":
+        returned, error, seconds = call_observed(function, (board,))
+        observation = {"returned": returned, "error": error, "seconds": seconds}
+    else:
+        observation = observe_search(namespace, function, (board, *call["args"]), call.get("trace", False))
+    if error_is_explainable(observation.get("error")):
+        observation["none_assignments"] = none_assignments(namespace)
+    return observation
+
+
+def error_is_explainable(error):
+    return bool(error) and error.get("type") in ("TypeError", "NameError", "UnboundLocalError")
+
+
+def handle(namespace, request):
+    """Run the calls of one case in order."""
+    install_helpers(namespace)
+    observations = []
+    for call in request["calls"]:
+        observation = observe(namespace, call)
+        observations.append(observation)
+        error = observation["error"]
+        if error and (error["exit"] or error["memory"]):
+            break
+    return {"op": "case", "id": request["id"], "calls": observations}
