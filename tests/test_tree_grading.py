@@ -64,14 +64,18 @@ def source_line(fixture: str, text: str) -> int:
 
 # --- the shape of a grading run --------------------------------------------------------------
 
-def test_tests_follow_the_spec(grade):
+def test_tests_follow_the_spec(grade, tree_spec):
     """One load and one limits test; value/nodes/pruned per fixed case, bounds per case with an
-    inner node (not the lone leaf), one random test per generated tree; points from the spec."""
+    inner node (not a lone leaf), one random test per generated tree; points from the spec."""
     report = grade("correct_negamax")
+    cases = len(tree_spec.cases)
+    with_inner_nodes = sum(bool(case["graph"]) for case in tree_spec.cases)
     counts = {kind: sum(t.kind == kind for t in report.tests) for kind in report.subtotals()}
-    assert counts == {"load": 1, "value": 9, "nodes": 9, "pruned": 9, "bounds": 8, "random": 8, "limits": 1}
-    assert report.max_score == 1 + 9 * 2 + 9 * 1 + 9 * 2 + 8 * 1 + 8 * 1 + 1
-    assert all(t.visibility == "after_published" for t in report.tests if t.kind == "random")
+    assert counts == {"load": 1, "value": cases, "nodes": cases, "pruned": cases, "bounds": with_inner_nodes,
+                      "random": tree_spec.random.count, "limits": 1}
+    points = {kind: policy.points for kind, policy in tree_spec.checks.items()}
+    assert report.max_score == sum(points[kind] * count for kind, count in counts.items())
+    assert all(t.visibility == tree_spec.checks["random"].visibility for t in report.tests if t.kind == "random")
     assert f"seed {SEED}" in " ".join(report.notes)
 
 

@@ -76,9 +76,12 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def _shown(path: Path) -> str:
-    """The path as the user would type it: relative to the working folder when inside it."""
+    """A path the user gave is shown as given; a bundled spec relative to the working
+    folder when it is inside it (`specs/tree.yaml`, not a long absolute path)."""
+    if path.parent != SPECS_DIR:
+        return str(path)
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 
