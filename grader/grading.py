@@ -123,6 +123,7 @@ def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict],
         tests.append(TestResult(
             name=f"{plan.case}: {kind}", kind=kind, max_score=points, passed=verdict.passed,
             output=output, visibility=_visibility(spec, plan, kind), case=plan.case, diagnoses=diagnoses,
+            details=verdict.details,
         ))
     return tests
 

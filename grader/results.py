@@ -23,6 +23,7 @@ class TestResult:
     visibility: str = "visible"
     case: str | None = None
     diagnoses: list[str] = field(default_factory=list)
+    details: dict | None = None  # plain data for pictures (HTML report), not in results.json
 
     @property
     def score(self) -> float:

@@ -159,7 +159,8 @@ def _random_plan(number: int, tree: GameTree) -> CasePlan:
             text = "\n".join(v.message for v in failing)
             diagnoses = tuple(dict.fromkeys(d for v in failing for d in v.diagnoses))
             verdict = Verdict.fail(f"{text}\nThe tree: graph = {graph}\nterminal_nodes = {leaves}", diagnoses)
-        return Judgement({"random": verdict}, judgement.consistent_bugs)
+        details = next(iter(judgement.verdicts.values())).details
+        return Judgement({"random": verdict.with_details(details)}, judgement.consistent_bugs)
 
     return CasePlan(name, _request(name, tree, [_root_call(tree)]), ("random",), judge)
 
@@ -179,7 +180,21 @@ def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected
         verdicts["nodes"] = check_count(len(reads), nodes, READS, NO_READS_HINT if not reads else "")
     if "pruned" in kinds:
         verdicts["pruned"] = _judge_pruned(tree, reads, expected_order, bugs)
-    return Judgement(verdicts, bugs if reads else None)
+    picture = tree_details(tree, reads, expected_order, call.get("returned"), value)
+    return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs if reads else None)
+
+
+def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object,
+                 value: float) -> dict:
+    """What a report needs to draw this case: the tree, both searches, the reference's
+    alpha and beta on entering each node it read."""
+    graph, leaves = tree.to_mapping()
+    windows = alphabeta(tree).trace.windows
+    return {
+        "view": "tree", "root": tree.root, "graph": graph, "terminal_nodes": leaves,
+        "seen": reads, "expected": expected_order, "returned": returned, "value": value,
+        "windows": {node: [alpha, beta] for node, (alpha, beta) in windows.items()},
+    }
 
 
 def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], bugs: frozenset[str]) -> Verdict:
