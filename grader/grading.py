@@ -11,6 +11,7 @@ from .checks import Verdict
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
+from .observations import sanitize_call
 from .results import GradeReport, TestResult
 from .sandbox.session import open_session
 from .sandbox.channel import WorkerFailure
@@ -74,15 +75,29 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
                 verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
                 judged.append((plan, Judgement(verdicts)))
             else:
-                calls = reply.get("calls") if isinstance(reply.get("calls"), list) else []
+                calls = [sanitize_call(c) for c in reply.get("calls", [])] if isinstance(reply.get("calls"), list) else []
                 incidents.extend(_call_incidents(plan, calls))
-                judged.append((plan, plan.judge(calls)))
+                judged.append((plan, _judge(plan, calls)))
         consistent = _consistent_bugs(judgement for _, judgement in judged)
         for plan, judgement in judged:
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
         report.student_output = session.output
+
+
+def _judge(plan: CasePlan, calls: list[dict]) -> Judgement:
+    """The plan's judgement; observations too mangled to judge fail this plan's tests
+    (a tampered observer can only hurt its own score)."""
+    expected = len(plan.request.get("calls", [])) if isinstance(plan.request.get("calls"), list) else None
+    if not calls or (expected is not None and len(calls) > expected):
+        return Judgement({k: Verdict.fail("not judged: the observer's reply did not match the request "
+                                          "(was it tampered with?).") for k in plan.kinds})
+    try:
+        return plan.judge(calls)
+    except Exception as exc:  # noqa: BLE001 - a judge fed nonsense must not take the grader down
+        return Judgement({k: Verdict.fail(f"not judged: the observation could not be read ({type(exc).__name__}); "
+                                          "was the observer tampered with?") for k in plan.kinds})
 
 
 def _call_incidents(plan: CasePlan, calls: list[dict]) -> list[Incident]:

@@ -96,9 +96,6 @@ def test_bad_submission_fails_load_with_a_one_line_reason(tmp_path, name, conten
     assert all(t["status"] == "failed" for t in results["tests"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "unclear message: a file with null bytes is reported as 'garbage.py:None: SyntaxError: "
-    "source code string cannot contain null bytes', a line number of None"))
 def test_binary_file_reason_has_no_bogus_line(tmp_path):
     path = _place(tmp_path, "garbage.py", GARBAGE)
     out = tmp_path / "results.json"

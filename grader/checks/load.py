@@ -18,8 +18,9 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     error = observation.error or {}
     if error.get("type") == "SyntaxError":
         line = error.get("line")
+        where = f"{file}:{line}" if isinstance(line, int) else file
         text = f": {error['text'].strip()}" if error.get("text") else ""
-        return Verdict.fail(f"{file}:{line}: SyntaxError: {error.get('message')}{text}"), False
+        return Verdict.fail(f"{where}: SyntaxError: {error.get('message')}{text}"), False
     problems = []
     for name, shape in api.items():
         found = observation.api.get(name, {})

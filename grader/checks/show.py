@@ -46,9 +46,11 @@ def describe_error(error: dict) -> str:
         message = error.get("message", "")
         head = f"{error.get('type', 'Exception')}: {message}" if message else str(error.get("type", "Exception"))
     lines = [head]
-    for file, line, name, text in error.get("frames", []):
+    for frame in error.get("frames", []):
+        file, line, name, text, *repeats = frame
         where = f"{file}:{line} in {name}"
-        lines.append(f"    at {where}" + (f": {text}" if text else ""))
+        again = f" (x{repeats[0]})" if repeats and repeats[0] > 1 else ""
+        lines.append(f"    at {where}" + (f": {text}" if text else "") + again)
     if error.get("recursion"):
         lines.append("    (the recursion never stopped: is the leaf test right, and does each call go one level down?)")
     return "\n".join(lines)

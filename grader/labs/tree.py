@@ -13,7 +13,7 @@ from reference.trees import GameTree, TreeError
 from ..checks import Verdict
 from ..checks.bounds import BoundProbe, check_bounds
 from ..checks.expansions import check_count, check_expansions, matching_bugs
-from ..checks.show import describe_error, show_call
+from ..checks.show import describe_error, is_number, show_call
 from ..checks.value import check_value
 from ..sandbox.session import ProbeSetup
 from ..spec import Spec
@@ -172,7 +172,7 @@ def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected
         failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
-    bugs = matching_bugs(reads, {name: search(tree).trace.order for name, search in BUGGY_SEARCHES.items()})
+    bugs = _matching_bugs(tree, reads, call.get("returned"))
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), value, text)
@@ -195,6 +195,15 @@ def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], re
         "seen": reads, "expected": expected_order, "returned": returned, "value": value,
         "windows": {node: [alpha, beta] for node, (alpha, beta) in windows.items()},
     }
+
+
+def _matching_bugs(tree: GameTree, reads: list[str], returned: object) -> frozenset[str]:
+    """Classic bugs whose search reads what the student read and returns what they returned."""
+    results = {name: search(tree) for name, search in BUGGY_SEARCHES.items()}
+    by_reads = matching_bugs(reads, {name: result.trace.order for name, result in results.items()})
+    if not is_number(returned):
+        return by_reads
+    return frozenset(name for name in by_reads if results[name].value == returned)
 
 
 def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], bugs: frozenset[str]) -> Verdict:

@@ -4,13 +4,14 @@ Runs in the student's process. Everything the student could tamper with later (j
 print, math.inf, sys.stdout) is bound here before the submission runs, and nothing it
 prints travels on the private channel.
 """
+import collections
 import importlib.util
 import inspect
 import json
+import linecache
 import os
 import sys
 import time
-import traceback
 
 _dumps = json.dumps
 _loads = json.loads
@@ -86,23 +87,41 @@ def plain(value, depth=0):
     return {"type": kind.__qualname__ if type(kind.__qualname__) is str else "object", "repr": safe_repr(value)}
 
 
+MAX_FRAMES = 12
+
+
+def student_frames(tb):
+    """The last student frames of a traceback, cheaply: a runaway recursion has 10,000
+    frames and formatting them all would cost more than the call itself."""
+    last = collections.deque(maxlen=MAX_FRAMES)
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if any(code.co_filename.startswith(folder) for folder in STUDENT_DIRS):
+            last.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    frames = []
+    for filename, line, function in last:
+        shown = FRAME_NAMES.get(filename) or os.path.basename(filename)
+        text = linecache.getline(filename, line).strip()[:200]
+        if frames and frames[-1][:3] == [shown, line, function]:
+            frames[-1][4] += 1  # the same frame again: count it instead of repeating it
+        else:
+            frames.append([shown, line, function, text, 1])
+    return frames
+
+
 def error_record(exc, tb=None):
     """An exception as data, its traceback trimmed to the student's own frames."""
     tb = tb if tb is not None else exc.__traceback__
-    frames = []
     try:
-        for frame in traceback.extract_tb(tb):
-            name = frame.filename
-            if any(name.startswith(folder) for folder in STUDENT_DIRS):
-                shown = FRAME_NAMES.get(name) or os.path.basename(name)
-                frames.append([shown, frame.lineno, frame.name, (frame.line or "")[:200]])
+        frames = student_frames(tb)
     except BaseException:  # noqa: BLE001
         frames = []
     kind = type(exc)
     record = {
         "type": kind.__name__ if type(kind.__name__) is str else "Exception",
         "message": safe_repr(exc.args[0] if len(exc.args) == 1 else exc.args, 500) if exc.args else "",
-        "frames": frames[-12:],
+        "frames": frames,
         "recursion": _isinstance(exc, RecursionError),
         "memory": _isinstance(exc, MemoryError),
         "exit": _isinstance(exc, SystemExit),
@@ -196,8 +215,10 @@ def serve(channel, setup, handler, namespace=None):
     if namespace is None:
         namespace, error = load_python(setup["submission"], setup["module_name"])
     _flush_output(streams)
+    nonce = setup.get("nonce")
     channel.send({
         "op": "loaded",
+        "nonce": nonce,
         "error": error,
         "api": describe_api(namespace, setup["api"]),
         "seconds": _perf() - start,
@@ -207,5 +228,6 @@ def serve(channel, setup, handler, namespace=None):
         if request is None:
             return
         reply = handler(namespace, request)
+        reply["nonce"] = nonce
         _flush_output(streams)
         channel.send(reply)

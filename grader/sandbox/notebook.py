@@ -217,9 +217,9 @@ class NotebookSession(Session):
             if self.remaining() <= 0:
                 failure = WorkerFailure("timeout", f"the notebook did not finish within {self.limits.submission_seconds:g} s")
                 return None, LoadObservation(failure=failure, notes=notes)
-        setup = self.probe.setup_message(self.limits, student_dir=str(self.workdir),
+        setup = self.probe.setup_message(self.limits, student_dir=str(self.workdir), nonce=self.nonce,
                                          cells=[[n, s] for n, s in code_cells(self.notebook)])
-        observation = load_reply(worker.start_observer(setup, max(0.0, self.remaining())))
+        observation = load_reply(worker.start_observer(setup, max(0.0, self.remaining())), self.nonce, self.limits)
         observation.notes = list(dict.fromkeys(notes))
         if observation.failure:
             self._close_worker(worker)

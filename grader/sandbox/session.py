@@ -4,7 +4,10 @@ per-case and per-submission time limits. A case that kills or hangs the worker c
 only that case: the next one gets a fresh worker."""
 from __future__ import annotations
 
+import importlib.util
 import re
+import secrets
+import sys
 import shutil
 import tempfile
 import time
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..observations import sanitize_error
 from ..paths import PROJECT_DIR
 from ..spec.model import Limits
 from .channel import WorkerFailure
@@ -64,19 +68,33 @@ class WorkerLike(Protocol):
 
 
 def module_name_for(path: Path) -> str:
+    """The submission's import name: its file name, unless that would shadow a module
+    it may import itself (a student's `math.py` must still be able to import math)."""
     stem = re.sub(r"\W", "_", path.stem)
-    return stem if stem.isidentifier() and not stem.startswith("_abgrade") else "submission"
+    if not stem.isidentifier() or stem.startswith("_abgrade") or stem in sys.stdlib_module_names:
+        return "submission"
+    if importlib.util.find_spec(stem) is not None:
+        return "submission"
+    return stem
 
 
-def load_reply(reply: dict | WorkerFailure) -> LoadObservation:
+FORGED = "a reply on the private channel was not the observer's (was the channel tampered with?)"
+
+
+def load_reply(reply: dict | WorkerFailure, nonce: str, limits: Limits) -> LoadObservation:
     """The observer's first message, as a LoadObservation."""
     if isinstance(reply, WorkerFailure):
+        if reply.kind == "timeout":
+            reply = WorkerFailure("timeout", f"it ran past the time limit of "
+                                             f"{limits.submission_seconds:g} s per submission")
         return LoadObservation(failure=reply)
-    if reply.get("op") != "loaded":
-        return LoadObservation(failure=WorkerFailure("protocol", "unexpected first reply from the observer"))
+    if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
+        return LoadObservation(failure=WorkerFailure("protocol", FORGED))
     api = reply.get("api") if isinstance(reply.get("api"), dict) else {}
-    error = reply.get("error") if isinstance(reply.get("error"), dict) else None
-    return LoadObservation(api=api, error=error, seconds=float(reply.get("seconds") or 0.0))
+    api = {name: entry for name, entry in api.items() if isinstance(entry, dict)}
+    seconds = reply.get("seconds")
+    seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
+    return LoadObservation(api=api, error=sanitize_error(reply.get("error")), seconds=seconds)
 
 
 class Session:
@@ -92,6 +110,7 @@ class Session:
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.isolation: Isolation = detect_isolation()
+        self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
         self.hidden = [PROJECT_DIR, submission.resolve().parent]
 
@@ -122,6 +141,8 @@ class Session:
                 return observation.failure or WorkerFailure("died", observation.problem or "the submission could not be reloaded")
         limit = min(case_limit, max(0.0, self.remaining()))
         reply = self.worker.request(request, limit)
+        if not isinstance(reply, WorkerFailure) and (reply.get("nonce") != self.nonce or reply.get("id") != request.get("id")):
+            reply = WorkerFailure("protocol", FORGED)
         if isinstance(reply, WorkerFailure):
             self._retire_worker()
             if reply.kind == "timeout" and limit < case_limit:
@@ -159,8 +180,8 @@ class PythonSession(Session):
 
         worker = Worker(self.workdir, self.limits, self.isolation, self.hidden)
         setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
-                                         module_name=module_name_for(self.submission))
-        observation = load_reply(worker.request(setup, max(0.0, self.remaining())))
+                                         module_name=module_name_for(self.submission), nonce=self.nonce)
+        observation = load_reply(worker.request(setup, max(0.0, self.remaining())), self.nonce, self.limits)
         if observation.failure:
             worker.close()
             self.outputs.append(worker.output_text)

@@ -82,7 +82,7 @@ class Worker:
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            isolation.wrap([sys.executable, "-I", "-c", _BOOTSTRAP, str(to_child_r), str(from_child_w)],
+            isolation.wrap([sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(to_child_r), str(from_child_w)],
                            writable=[workdir], hidden=hidden),
             stdin=subprocess.DEVNULL,
             stdout=out_w,
