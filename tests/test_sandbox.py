@@ -1,0 +1,196 @@
+"""Hostile submissions (issue: untrusted student code). Each is graded within its limits
+with a clear `limits` or `load` message, leaves no process behind, and leaves the
+grader's files untouched. Attacks on the file system and the network are only stopped
+at the `namespaces` isolation level; those tests run only where it is available."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.sandbox import isolation as isolation_module
+from grader.sandbox import session as session_module
+from grader.spec import load_spec
+
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+HOSTILE = TESTS / "fixtures" / "hostile"
+SPEC = TESTS / "fixtures" / "specs" / "tree_hostile_limits.yaml"
+LEVELS = {"namespaces": isolation_module.NAMESPACES, "process": isolation_module.PROCESS}
+HAVE_NAMESPACES = isolation_module.detect_isolation().level == "namespaces"
+needs_namespaces = pytest.mark.skipif(not HAVE_NAMESPACES, reason="this machine does not allow namespaces (unshare)")
+
+
+def _grader_files() -> dict[str, str]:
+    digests = {}
+    for folder in ("grader", "reference", "specs"):
+        for path in sorted((PROJECT / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+@pytest.fixture(scope="module", autouse=True)
+def grader_files_untouched():
+    before = _grader_files()
+    yield
+    assert _grader_files() == before
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def _left_over(marker: str, wait: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + wait
+    while (found := _processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def grade(name: str, tmp_path: Path, level: str = "", monkeypatch=None):
+    """Grade a hostile fixture copied under a unique name (its processes carry it), at
+    `level` (default: what the machine allows). Returns (report, unique name)."""
+    unique = f"{Path(name).stem}_{uuid.uuid4().hex[:10]}.py"
+    text = (HOSTILE / name).read_text().replace("@PROJECT@", str(PROJECT))
+    folder = tmp_path / "submissions"
+    folder.mkdir(exist_ok=True)
+    (folder / unique).write_text(text)
+    if level:
+        monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVELS[level])
+    report = grade_submission(folder / unique, get_lab("tree"), load_spec(SPEC), seed=1)
+    return report, unique
+
+
+def by_name(report, name):
+    return next(t for t in report.tests if t.name == name)
+
+
+def kinds_failed(report) -> set[str]:
+    return {t.kind for t in report.tests if not t.passed}
+
+
+def test_memory_hog_is_stopped_by_the_memory_limit(tmp_path):
+    report, _ = grade("memory_hog.py", tmp_path)
+    assert kinds_failed(report) == {"value", "nodes", "pruned", "limits"}
+    assert "MemoryError" in by_name(report, "limits").output
+
+
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_sleeping_children_are_all_killed(tmp_path, monkeypatch, level):
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    report, unique = grade("sleeping_children.py", tmp_path, level, monkeypatch)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    assert _left_over(unique) == []
+
+
+def test_os_exit_at_import_is_a_load_failure(tmp_path):
+    report, unique = grade("os_exit_at_import.py", tmp_path)
+    load = by_name(report, "load")
+    assert not load.passed and report.score == 0
+    assert "did not finish loading: the student process exited with code 0" in load.output
+
+
+def test_sys_exit_inside_a_call_fails_the_cases_and_says_so(tmp_path):
+    report, _ = grade("sys_exit_in_call.py", tmp_path)
+    assert by_name(report, "load").passed
+    value = by_name(report, "seed: value")
+    assert not value.passed and "called sys.exit('I am done') instead of returning" in value.output
+
+
+def test_200_mb_of_output_is_truncated_and_changes_nothing(tmp_path):
+    report, _ = grade("output_200mb.py", tmp_path)
+    assert report.score == report.max_score
+    assert len(report.student_output) < 1_100_000
+    assert "[output truncated:" in report.student_output
+
+
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_ignored_sigterm_does_not_save_a_loop(tmp_path, monkeypatch, level):
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    started = time.monotonic()
+    report, unique = grade("ignores_sigterm.py", tmp_path, level, monkeypatch)
+    assert time.monotonic() - started < 15  # two cases of 2 s, each killed with SIGKILL after the grace
+    assert kinds_failed(report) == {"value", "nodes", "pruned", "limits"}
+    assert "no answer within 2 s" in by_name(report, "limits").output
+    assert _left_over(unique) == []
+
+
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_endless_thread_does_not_keep_the_worker_alive(tmp_path, monkeypatch, level):
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    report, unique = grade("endless_thread.py", tmp_path, level, monkeypatch)
+    assert report.score == report.max_score
+    assert _left_over(unique) == []
+
+
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_signalling_the_parent_does_not_stop_the_grader(tmp_path, monkeypatch, level):
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    report, unique = grade("kills_parent.py", tmp_path, level, monkeypatch)
+    # we are still here, and every test has a verdict
+    assert {t.name for t in report.tests} >= {"load", "seed: value", "limits"}
+    assert _left_over(unique) == []
+
+
+@needs_namespaces
+def test_writes_outside_the_work_folder_are_blocked(tmp_path):
+    report, _ = grade("writes_outside.py", tmp_path)
+    assert report.score == report.max_score
+    assert "WROTE" not in report.student_output
+    assert report.student_output.count("BLOCKED") == 5
+    assert not Path("/tmp/abgrade-escape-marker").exists()
+    assert not Path("/root/abgrade-escape-marker").exists()
+    assert "isolation: namespaces" in " ".join(report.notes)
+
+
+@needs_namespaces
+def test_the_project_and_the_submissions_folder_are_hidden(tmp_path):
+    report, _ = grade("searches_for_specs.py", tmp_path)
+    assert report.score == report.max_score
+    assert "FOUND 0 []" in report.student_output, report.student_output
+
+
+@needs_namespaces
+def test_no_network(tmp_path):
+    report, _ = grade("network.py", tmp_path)
+    assert report.score == report.max_score
+    assert "NETWORK reachable" not in report.student_output
+    assert "NETWORK OSError" in report.student_output
+
+
+def test_the_isolation_level_is_stated_in_the_results(tmp_path, monkeypatch):
+    report, _ = grade("endless_thread.py", tmp_path, "process", monkeypatch)
+    assert any(note.startswith("isolation: process") and "NOT restricted" in note for note in report.notes)
+
+
+def test_sigterm_to_the_grader_from_a_child_is_survived_at_process_level(tmp_path, monkeypatch):
+    """At process level a shell stands between student and grader: the grader's own
+    SIGTERM handler is never triggered by a submission."""
+    hit = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: hit.append(True))
+    try:
+        grade("kills_parent.py", tmp_path, "process", monkeypatch)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert hit == []
