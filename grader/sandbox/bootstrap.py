@@ -1,7 +1,8 @@
-"""The first code the student process runs (passed with `python -I -c`).
-
-It reads the setup message from the private channel, turns the shipped probe sources
-into modules, and hands over to the lab's observer. Kept tiny and stdlib-only.
+"""The first code the student process runs (`python -I -S -u -c`, after mounts.py's
+source): it walls off the file system when the grader asks (argv[3]), reads the setup
+message from the private channel, puts site-packages on the path (-S skipped the slow
+.pth files), turns the shipped probe sources into modules, and hands over to the lab's
+observer. Kept tiny and stdlib-only.
 """
 import json
 import os
@@ -10,9 +11,12 @@ import types
 
 
 def main():
-    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    read_fd, write_fd, plan = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+    if plan["hidden"] or plan["writable"]:
+        isolate(plan["hidden"], plan["writable"])  # noqa: F821 - defined by mounts.py above
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
+    sys.path.extend(setup["site_paths"])
     for name, source in setup["modules"]:
         module = types.ModuleType(name)
         module.__file__ = "<abgrade %s>" % name

@@ -18,29 +18,13 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_PRELUDE = r"""
-set -u
-mount --make-rprivate / || exit 111
-n=$1; shift
-while [ "$n" -gt 0 ]; do mount -t tmpfs -o ro,size=4k abgrade-hidden "$1" || exit 112; shift; n=$((n-1)); done
-n=$1; shift
-keep="
-"
-while [ "$n" -gt 0 ]; do mount --bind "$1" "$1" || exit 113; keep="$keep$1
-"; shift; n=$((n-1)); done
-awk '{print $5}' /proc/self/mountinfo | sort -ru | while IFS= read -r m; do
-  case "$m" in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*) continue;; esac
-  case "$keep" in *"
-$m
-"*) continue;; esac
-  mount -o remount,bind,ro "$m" 2>/dev/null
-done
-exec "$@"
-"""
+MOUNTS_SOURCE = (Path(__file__).parent / "mounts.py").read_text()
+_MOUNTER = MOUNTS_SOURCE + "\nimport sys\nmain(sys.argv[1:])\n"
 _UNSHARE = ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
 _SHIELD = ["sh", "-c", '"$@"; exit $?', "abgrade-shield"]
 
@@ -50,16 +34,26 @@ class Isolation:
     level: str
     description: str
 
-    def wrap(self, argv: Sequence[str], writable: Sequence[Path], hidden: Sequence[Path] = ()) -> list[str]:
-        """The command that runs `argv` at this level; `writable` folders stay writable,
-        `hidden` ones (the project, the submissions) are covered by empty mounts."""
+    def prefix(self) -> list[str]:
+        """What goes in front of the student process's command at this level."""
+        return list(_UNSHARE) if self.level == "namespaces" else list(_SHIELD)
+
+    def mount_plan(self, writable: Sequence[Path], hidden: Sequence[Path] = ()) -> dict[str, list[str]]:
+        """The folders to cover and to keep writable (empty below the namespaces level)."""
         if self.level != "namespaces":
-            return [*_SHIELD, *argv]
+            return {"hidden": [], "writable": []}
         keep = [str(Path(p).resolve()) for p in writable]
         cover = _outermost([str(Path(p).resolve()) for p in hidden if Path(p).is_dir()])
-        cover = [c for c in cover if not any(_inside(k, c) for k in keep)]
-        return [*_UNSHARE, "sh", "-c", _PRELUDE, "abgrade-isolate",
-                str(len(cover)), *cover, str(len(keep)), *keep, *argv]
+        return {"hidden": [c for c in cover if not any(_inside(k, c) for k in keep)], "writable": keep}
+
+    def wrap(self, argv: Sequence[str], writable: Sequence[Path], hidden: Sequence[Path] = ()) -> list[str]:
+        """The command that runs any `argv` at this level; `writable` folders stay
+        writable, `hidden` ones (the project, the submissions) are covered by empty mounts."""
+        if self.level != "namespaces":
+            return [*_SHIELD, *argv]
+        plan = self.mount_plan(writable, hidden)
+        return [*_UNSHARE, sys.executable, "-I", "-S", "-c", _MOUNTER, str(len(plan["hidden"])), *plan["hidden"],
+                str(len(plan["writable"])), *plan["writable"], *argv]
 
     @property
     def note(self) -> str:
@@ -86,9 +80,8 @@ def detect_isolation() -> Isolation:
     """The strongest level this machine allows, tried once per grader process."""
     if os.environ.get("ABGRADE_ISOLATION") == "process" or shutil.which("unshare") is None:
         return PROCESS
-    probe = Path(os.environ.get("TMPDIR", "/tmp"))
     try:
-        done = subprocess.run(NAMESPACES.wrap(["true"], [probe]), capture_output=True, timeout=10)
+        done = subprocess.run([*_UNSHARE, "true"], capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return PROCESS
     return NAMESPACES if done.returncode == 0 else PROCESS

@@ -8,6 +8,7 @@ import importlib.util
 import re
 import secrets
 import sys
+import sysconfig
 import shutil
 import tempfile
 import time
@@ -22,6 +23,8 @@ from .channel import WorkerFailure
 from .isolation import Isolation, detect_isolation
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
+# the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
+SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")))
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class ProbeSetup:
 
     def setup_message(self, limits: Limits, **extra: object) -> dict:
         return {
+            "site_paths": SITE_PATHS,
             "modules": self.modules(),
             "handler": f"_abgrade_{self.handler}",
             "api": self.api,

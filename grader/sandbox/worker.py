@@ -2,6 +2,7 @@
 grader over two private pipes. On any expiry its whole process group dies."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -11,11 +12,11 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
-from .isolation import Isolation
+from .isolation import MOUNTS_SOURCE, Isolation
 from .limits import prepare_child
 from .output import CappedOutput
 
-_BOOTSTRAP = (Path(__file__).parent / "bootstrap.py").read_text()
+_BOOTSTRAP = MOUNTS_SOURCE + (Path(__file__).parent / "bootstrap.py").read_text()
 KILL_GRACE_SECONDS = 0.2
 
 
@@ -82,8 +83,8 @@ class Worker:
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            isolation.wrap([sys.executable, "-I", "-u", "-c", _BOOTSTRAP, str(to_child_r), str(from_child_w)],
-                           writable=[workdir], hidden=hidden),
+            [*isolation.prefix(), sys.executable, "-I", "-S", "-u", "-c", _BOOTSTRAP, str(to_child_r),
+             str(from_child_w), json.dumps(isolation.mount_plan(writable=[workdir], hidden=hidden))],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,
