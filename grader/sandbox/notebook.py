@@ -157,10 +157,11 @@ class KernelWorker:
         return WorkerFailure("died", f"the notebook's kernel {exit_description(code)}{(' ' + when) if when else ''}", code)
 
     def _kill_kernel(self) -> None:
+        """SIGKILL at once: the kernel's state is disposable (its output came over
+        iopub), and as the first process of a PID namespace it would ignore SIGTERM."""
         pid = self.pid
         if pid is not None:
-            process = self.km.provisioner.process
-            kill_group(pid, process)
+            kill_group(pid, self.km.provisioner.process, grace=0)
 
     @property
     def output_text(self) -> str:

@@ -39,17 +39,18 @@ def scrubbed_env(workdir: Path) -> dict[str, str]:
     return env
 
 
-def kill_group(pid: int, process: subprocess.Popen | None = None) -> None:
+def kill_group(pid: int, process: subprocess.Popen | None = None, grace: float = KILL_GRACE_SECONDS) -> None:
     """SIGTERM the process group, SIGKILL it after a short grace, children included."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    if process is not None:
+    if grace > 0:
         try:
-            process.wait(timeout=KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
             pass
+        if process is not None:
+            try:
+                process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
