@@ -31,8 +31,8 @@ def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
     started = time.monotonic()
     seed = new_seed() if seed is None else seed
     plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
-    if visible_only:
-        plans = [p for p in plans if _visibility(spec, p, p.kinds[0]) == "visible"]
+    if visible_only:  # the student's side: hidden checks never run and never show
+        plans = [p for p in plans if any(_visibility(spec, p, kind) == "visible" for kind in p.kinds)]
     report = GradeReport(lab=lab.name, submission=str(path), tests=[])
     if spec.random and not visible_only:
         report.notes.append(f"random cases generated with seed {seed} (rerun with --seed {seed})")
@@ -41,6 +41,8 @@ def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
         _fail_everything(report, spec, plans, Verdict.fail(f"{path.name}: {problem}"))
     else:
         _run(report, path, lab, spec, plans)
+    if visible_only:
+        report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started
     return report
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..observations import sanitize_error
-from ..paths import PROJECT_DIR
+from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
 from .channel import WorkerFailure
 from .isolation import Isolation, detect_isolation
@@ -116,7 +116,7 @@ class Session:
         self.isolation: Isolation = detect_isolation()
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
-        self.hidden = [PROJECT_DIR, submission.resolve().parent]
+        self.hidden = [*PRIVATE_DIRS, submission.resolve().parent]
 
     def __enter__(self) -> Session:
         return self

@@ -1,0 +1,148 @@
+"""Which file holds which lab in a course or student repository: `abgrade.yaml` at the
+repository root, or `LAB=PATH` arguments. Example config:
+
+    labs:
+      tree: labs/tree.ipynb            # short form: the submission file
+      negamax:                         # long form
+        submission: negamax.py
+        spec: specs/negamax.yaml       # optional: the course's own spec
+
+Paths are relative to the config file. Mistakes are reported as `file:line: field: problem`,
+like spec errors, so that a CI log points at the line to fix.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..commands.common import UsageError
+from ..labs import lab_names
+from ..spec import SpecError
+from ..spec.yaml_lines import LineDict, line_of, load_yaml_with_lines
+
+CONFIG_NAME = "abgrade.yaml"
+_TOP_FIELDS = ("labs",)
+_LAB_FIELDS = ("submission", "spec")
+
+
+class ConfigError(SpecError):
+    """A mistake in abgrade.yaml, shown as `file:line: field: problem` (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class LabEntry:
+    """One lab to check: its name, the submission file and, optionally, a spec of its own."""
+
+    lab: str
+    submission: Path
+    spec: Path | None = None
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest abgrade.yaml in `start` or one of its parents (so that a check run from
+    a subfolder of the repository still finds it)."""
+    for folder in (start.resolve(), *start.resolve().parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path) -> list[LabEntry]:
+    """Every lab of the config file, in file order; raises ConfigError on any mistake."""
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(shown, None, "file", f"cannot read the config ({exc.strerror})") from None
+    try:
+        raw = load_yaml_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(shown, mark.line + 1 if mark else None, "yaml", f"invalid YAML: {problem}") from None
+    if not isinstance(raw, LineDict):
+        raise ConfigError(shown, 1, "config", "must be a YAML mapping with the key 'labs'")
+    for key in raw:
+        if key not in _TOP_FIELDS:
+            raise ConfigError(shown, line_of(raw, key), str(key), f"unknown field; expected {', '.join(_TOP_FIELDS)}")
+    labs = raw.get("labs")
+    if not isinstance(labs, LineDict) or not labs:
+        raise ConfigError(shown, line_of(raw, "labs") or line_of(raw), "labs",
+                          "must map each lab to its submission file, e.g. `labs: {tree: labs/tree.py}`")
+    return [_entry(shown, path.parent, labs, name) for name in labs]
+
+
+def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
+    where = f"labs.{name}"
+    if name not in lab_names():
+        raise ConfigError(shown, line_of(labs, name), where, f"unknown lab; known labs: {', '.join(lab_names())}")
+    body = labs[name]
+    if isinstance(body, str):
+        body = {"submission": body}
+    if not isinstance(body, dict):
+        raise ConfigError(shown, line_of(labs, name), where,
+                          "must be the submission's path, or a mapping with 'submission' and optionally 'spec'")
+    for key in body:
+        if key not in _LAB_FIELDS:
+            raise ConfigError(shown, line_of(body, key), f"{where}.{key}",
+                              f"unknown field; expected {' or '.join(_LAB_FIELDS)}")
+    paths = {}
+    for key in _LAB_FIELDS:
+        value = body.get(key)
+        if key == "submission" and value is None:
+            raise ConfigError(shown, line_of(body) or line_of(labs, name), f"{where}.submission",
+                              "missing: the path of the submission file")
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ConfigError(shown, line_of(body, key) or line_of(labs, name), f"{where}.{key}",
+                              f"must be a path (text), got {value!r}")
+        paths[key] = base / value if value is not None else None
+    return LabEntry(name, paths["submission"], paths["spec"])
+
+
+def select_labs(arguments: Sequence[str], config: Path | None, start: Path) -> list[LabEntry]:
+    """What to check: `LAB=PATH` arguments as given (relative to `start`), bare `LAB` names
+    picked from the config, and with no arguments every lab of the config. `config` is the
+    config file to use; None means the nearest abgrade.yaml above `start`."""
+    arguments = [a for a in arguments if a]
+    if not arguments:
+        return load_config(_config_path(config, start))
+    configured = load_config(_config_path(config, start)) if any("=" not in a for a in arguments) else []
+    entries: list[LabEntry] = []
+    for argument in arguments:
+        entry = _argument_entry(argument, start) if "=" in argument else _configured_entry(argument, configured)
+        if any(e.lab == entry.lab for e in entries):
+            raise UsageError(f"lab {entry.lab!r} is given twice")
+        entries.append(entry)
+    return entries
+
+
+def _config_path(config: Path | None, start: Path) -> Path:
+    if config is not None:
+        return config
+    found = find_config(start)
+    if found is None:
+        raise UsageError(f"no {CONFIG_NAME} in {start.resolve()} or its parents; write one "
+                         f"(labs: {{tree: labs/tree.py}}) or name the labs as LAB=PATH")
+    return found
+
+
+def _argument_entry(argument: str, start: Path) -> LabEntry:
+    lab, _, path = argument.partition("=")
+    if lab not in lab_names():
+        raise UsageError(f"{argument}: unknown lab {lab!r}; known labs: {', '.join(lab_names())}")
+    if not path:
+        raise UsageError(f"{argument}: give the submission's path after '='")
+    return LabEntry(lab, start / path)
+
+
+def _configured_entry(lab: str, configured: list[LabEntry]) -> LabEntry:
+    for entry in configured:
+        if entry.lab == lab:
+            return entry
+    known = ", ".join(e.lab for e in configured)
+    raise UsageError(f"lab {lab!r} is not in {CONFIG_NAME} (it lists: {known}); give it as {lab}=PATH")

@@ -1,0 +1,15 @@
+"""The student-side run shared by `abgrade check` and the pytest plugin: visible cases
+only, from the expectations stored in the spec, so a student's CI needs no reference
+solution and never runs or shows a hidden or after_published test."""
+from __future__ import annotations
+
+from ..commands.common import load_lab
+from ..grading import grade_submission
+from ..results import GradeReport
+from .config import LabEntry
+
+
+def check_lab(entry: LabEntry) -> GradeReport:
+    """Grade `entry` on its visible cases; the report holds visible tests only."""
+    lab, spec = load_lab(entry.lab, entry.spec)
+    return grade_submission(entry.submission, lab, spec, visible_only=True)
