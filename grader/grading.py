@@ -13,7 +13,7 @@ from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
 from .observations import sanitize_call
 from .results import GradeReport, TestResult
-from .sandbox.session import open_session
+from .sandbox.session import Session, open_session
 from .sandbox.channel import WorkerFailure
 from .spec import Spec
 
@@ -26,8 +26,9 @@ def new_seed() -> int:
 
 
 def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
-                     visible_only: bool = False) -> GradeReport:
-    """Grade one submission file. A broken submission is a graded result, never an exception."""
+                     visible_only: bool = False, session: Session | None = None) -> GradeReport:
+    """Grade one submission file. A broken submission is a graded result, never an exception.
+    `session`: one opened early on `path` (see commands/grade.py); it is closed here."""
     started = time.monotonic()
     seed = new_seed() if seed is None else seed
     plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
@@ -38,9 +39,11 @@ def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
         report.notes.append(f"random cases generated with seed {seed} (rerun with --seed {seed})")
     problem = _file_problem(path)
     if problem:
+        if session is not None:
+            session.close()
         _fail_everything(report, spec, plans, Verdict.fail(f"{path.name}: {problem}"))
     else:
-        _run(report, path, lab, spec, plans)
+        _run(report, path, lab, spec, plans, session or open_session(path))
     if visible_only:
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started
@@ -57,8 +60,8 @@ def _file_problem(path: Path) -> str | None:
     return None
 
 
-def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan]) -> None:
-    with open_session(path, lab.probe, spec.limits) as session:
+def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
+    with session.configure(lab.probe, spec.limits):
         report.notes.append(session.isolation.note)
         load = session.load()
         verdict, usable = check_load(load, lab.api, path.name)

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..labs import Lab, get_lab
-from ..spec import Spec, SpecError, load_spec, spec_path
+if TYPE_CHECKING:  # imported when used: `abgrade` starts without loading the labs
+    from ..labs import Lab
+    from ..spec import Spec
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -15,6 +17,9 @@ class UsageError(Exception):
 
 def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
     """The lab's adapter and its spec (the bundled one unless `spec_file` is given)."""
+    from ..labs import get_lab
+    from ..spec import SpecError, load_spec, spec_path
+
     try:
         lab = get_lab(lab_name)
     except KeyError as exc:

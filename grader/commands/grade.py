@@ -14,6 +14,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--lab", required=True, help="the lab: tree, tictactoe, negamax")
     grade.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     grade.add_argument("--json", type=Path, metavar="OUT", help="write Gradescope's results.json here")
+    grade.add_argument("--html", type=Path, metavar="OUT",
+                       help="write a self-contained HTML report here (pictures of each case)")
     grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
     grade.add_argument("--quiet", action="store_true", help="print only the score line")
@@ -21,14 +23,28 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..grading import grade_submission
+    from ..sandbox.session import open_session
+
+    # start the student's worker first: its start-up overlaps loading the lab and the spec
+    early = open_session(args.submission) if args.submission.suffix == ".py" and args.submission.is_file() else None
+    try:
+        from ..grading import grade_submission
+
+        lab, spec = load_lab(args.lab, args.spec)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
+    report = grade_submission(args.submission, lab, spec, seed=args.seed, session=early)
+
     from ..report.gradescope import write_results_json
+    from ..report.html import write_html
     from ..report.terminal import summary
 
-    lab, spec = load_lab(args.lab, args.spec)
-    report = grade_submission(args.submission, lab, spec, seed=args.seed)
     if args.json:
         write_results_json(report, args.json)
+    if args.html:
+        write_html(report, args.html, show_hidden=args.show_hidden)
     if args.quiet:
         print(f"{report.score:g}/{report.max_score:g}")
     else:

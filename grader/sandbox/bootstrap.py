@@ -2,7 +2,8 @@
 source): it walls off the file system when the grader asks (argv[3]), reads the setup
 message from the private channel, puts site-packages on the path (-S skipped the slow
 .pth files), turns the shipped probe sources into modules, and hands over to the lab's
-observer. Kept tiny and stdlib-only.
+observer. The OS limits arrive in the setup too (so the process can start before the
+grader has read the spec) and are applied before any student code. Kept stdlib-only.
 """
 import json
 import os
@@ -16,6 +17,13 @@ def main():
         isolate(plan["hidden"], plan["writable"])  # noqa: F821 - defined by mounts.py above
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
+    import resource
+
+    for name, value in setup["rlimits"].items():  # before any student code: it can't raise them
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):
+            pass
     sys.path.extend(setup["site_paths"])
     for name, source in setup["modules"]:
         module = types.ModuleType(name)

@@ -1,4 +1,6 @@
-"""OS-level limits applied to the worker just before it runs student code."""
+"""OS-level limits of student processes. A `.py` worker applies them to itself (its
+bootstrap, before any student code: the worker can then start before the spec is read);
+a notebook kernel gets them between fork and exec."""
 from __future__ import annotations
 
 import ctypes
@@ -11,24 +13,33 @@ _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec cod
 _PR_SET_PDEATHSIG = 1
 
 
-def prepare_child(limits: Limits) -> None:
-    """preexec_fn of every student process: die with the grader, then apply the limits."""
+def die_with_grader() -> None:
+    """preexec_fn of every student process: SIGKILL it when the grader dies."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    apply_rlimits(limits)
 
 
-def apply_rlimits(limits: Limits) -> None:
-    """Called in the child between fork and exec (preexec_fn): cap memory, CPU, files."""
+def rlimits(limits: Limits) -> dict[str, int]:
+    """The caps by resource name: memory, CPU, file size, processes, no core files."""
     mib = 1024 * 1024
-    caps = {
-        resource.RLIMIT_AS: limits.memory_mb * mib,
-        resource.RLIMIT_CPU: int(limits.submission_seconds) + 5,
-        resource.RLIMIT_FSIZE: limits.file_mb * mib,
-        resource.RLIMIT_CORE: 0,
-        resource.RLIMIT_NPROC: limits.processes,
+    return {
+        "RLIMIT_AS": limits.memory_mb * mib,
+        "RLIMIT_CPU": int(limits.submission_seconds) + 5,
+        "RLIMIT_FSIZE": limits.file_mb * mib,
+        "RLIMIT_CORE": 0,
+        "RLIMIT_NPROC": limits.processes,
     }
-    for which, value in caps.items():
+
+
+def apply_rlimits(caps: dict[str, int]) -> None:
+    """Lower soft and hard limits alike, so student code can't raise them again."""
+    for name, value in caps.items():
         try:
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
             pass  # a limit the machine won't lower; the wall-clock kill still applies
+
+
+def prepare_kernel(limits: Limits) -> None:
+    """preexec_fn of a notebook kernel: die with the grader, then the caps."""
+    die_with_grader()
+    apply_rlimits(rlimits(limits))

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
 from .isolation import Isolation
-from .limits import prepare_child
+from .limits import prepare_kernel
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
 from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
@@ -73,7 +73,7 @@ class KernelWorker:
         for _ in range(KERNEL_START_ATTEMPTS):
             try:
                 self.client.start_new_kernel(cwd=str(workdir), env=scrubbed_env(workdir), stdout=self._out_w,
-                                             stderr=self._out_w, preexec_fn=lambda: prepare_child(self.limits))
+                                             stderr=self._out_w, preexec_fn=lambda: prepare_kernel(self.limits))
                 self.client.start_new_kernel_client()
                 return
             except Exception as exc:  # noqa: BLE001 - retried, then reported as the machine's fault
@@ -190,8 +190,8 @@ class KernelWorker:
 class NotebookSession(Session):
     """A `.ipynb` submission."""
 
-    def __init__(self, submission: Path, probe: ProbeSetup, limits: Limits) -> None:
-        super().__init__(submission, probe, limits)
+    def __init__(self, submission: Path) -> None:
+        super().__init__(submission)
         self.skip: set[int] = set()   # cells that killed or hung a kernel
         self.problem: str | None = None
         try:

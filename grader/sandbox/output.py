@@ -9,7 +9,7 @@ class CappedOutput:
     """Drains a pipe on a thread (so a chatty student never blocks) and keeps a prefix."""
 
     def __init__(self, fd: int, cap: int) -> None:
-        self._fd, self._cap = fd, cap
+        self._fd, self.cap = fd, cap
         self._chunks: list[bytes] = []
         self.kept = 0
         self.total = 0
@@ -23,7 +23,7 @@ class CappedOutput:
                 if not chunk:
                     break
                 self.total += len(chunk)
-                room = self._cap - self.kept
+                room = self.cap - self.kept
                 if room > 0:
                     self._chunks.append(chunk[:room])
                     self.kept += min(room, len(chunk))

@@ -21,6 +21,7 @@ from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
 from .channel import WorkerFailure
 from .isolation import Isolation, detect_isolation
+from .limits import rlimits
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 # the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
@@ -103,12 +104,14 @@ def load_reply(reply: dict | WorkerFailure, nonce: str, limits: Limits) -> LoadO
 
 class Session:
     """Runs one submission. Use as a context manager; the work folder is removed after.
-    Subclasses say how a worker is launched (`_launch`)."""
+    It may be opened before the lab is known (to start the worker early); `configure`
+    gives it the lab's observer and the spec's limits before `load`. Subclasses say how
+    a worker is launched (`_launch`)."""
 
-    def __init__(self, submission: Path, probe: ProbeSetup, limits: Limits) -> None:
+    def __init__(self, submission: Path) -> None:
         self.submission = submission
-        self.probe = probe
-        self.limits = limits
+        self.probe: ProbeSetup | None = None
+        self.limits = Limits()
         self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
         self.started = time.monotonic()
         self.worker: WorkerLike | None = None
@@ -117,6 +120,11 @@ class Session:
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent]
+
+    def configure(self, probe: ProbeSetup, limits: Limits) -> Session:
+        self.probe, self.limits = probe, limits
+        self.started = time.monotonic()  # the submission's clock starts with its first use
+        return self
 
     def __enter__(self) -> Session:
         return self
@@ -168,23 +176,34 @@ class Session:
 
     def close(self) -> None:
         self._retire_worker()
+        early = getattr(self, "_early", None)
+        if early is not None:  # started, never used (e.g. the spec turned out broken)
+            early.kill()
+            self._early = None
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class PythonSession(Session):
-    """A `.py` submission, imported by the observer in a fresh interpreter."""
+    """A `.py` submission, imported by the observer in a fresh interpreter. The first
+    interpreter starts at once, so its start-up overlaps the grader's own work."""
 
-    def __init__(self, submission: Path, probe: ProbeSetup, limits: Limits) -> None:
-        super().__init__(submission, probe, limits)
+    def __init__(self, submission: Path) -> None:
+        from .worker import Worker
+
+        super().__init__(submission)
         self.copy = self.workdir / submission.name
         shutil.copyfile(submission, self.copy)
+        self._early: Worker | None = Worker(self.workdir, self.isolation, self.hidden)
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         from .worker import Worker
 
-        worker = Worker(self.workdir, self.limits, self.isolation, self.hidden)
+        assert self.probe is not None, "configure() the session first"
+        worker, self._early = self._early or Worker(self.workdir, self.isolation, self.hidden), None
+        worker.output.cap = self.limits.output_bytes
         setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
-                                         module_name=module_name_for(self.submission), nonce=self.nonce)
+                                         module_name=module_name_for(self.submission), nonce=self.nonce,
+                                         rlimits=rlimits(self.limits))
         observation = load_reply(worker.request(setup, max(0.0, self.remaining())), self.nonce, self.limits)
         if observation.failure:
             worker.close()
@@ -193,10 +212,10 @@ class PythonSession(Session):
         return worker, observation
 
 
-def open_session(submission: Path, probe: ProbeSetup, limits: Limits) -> Session:
-    """The session kind for the submission's file type."""
+def open_session(submission: Path) -> Session:
+    """The session kind for the submission's file type (the file must exist)."""
     if submission.suffix == ".ipynb":
         from .notebook import NotebookSession
 
-        return NotebookSession(submission, probe, limits)
-    return PythonSession(submission, probe, limits)
+        return NotebookSession(submission)
+    return PythonSession(submission)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
 from .isolation import MOUNTS_SOURCE, Isolation
-from .limits import prepare_child
+from .limits import die_with_grader
 from .output import CappedOutput
 
 _BOOTSTRAP = MOUNTS_SOURCE + (Path(__file__).parent / "bootstrap.py").read_text()
@@ -77,8 +77,7 @@ def exit_description(code: int | None) -> str:
 class Worker:
     """One student process. `request()` sends a message and waits for the reply."""
 
-    def __init__(self, workdir: Path, limits: Limits, isolation: Isolation, hidden: list[Path]) -> None:
-        self.limits = limits
+    def __init__(self, workdir: Path, isolation: Isolation, hidden: list[Path]) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -93,12 +92,12 @@ class Worker:
             env=scrubbed_env(workdir),
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
-            preexec_fn=lambda: prepare_child(limits),
+            preexec_fn=die_with_grader,
         )
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
         self._fds = [to_child_w, from_child_r]
-        self.output = CappedOutput(out_r, limits.output_bytes)
+        self.output = CappedOutput(out_r, Limits().output_bytes)  # the spec's cap is set before loading
         self.channel = FramedChannel(from_child_r, to_child_w, self.kill, self._died)
         self.closed = False
 
