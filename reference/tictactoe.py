@@ -50,14 +50,11 @@ def _marks(board) -> list[list[str]]:
     if array.shape != (SIZE, SIZE):
         raise ValueError(f"a board must be a {SIZE}x{SIZE} array, got shape {array.shape}")
     marks = []
-    for r in range(SIZE):
-        row = []
-        for c in range(SIZE):
-            cell = array[r, c]
+    for r, row in enumerate(array.tolist()):  # plain numbers: ~10x faster than indexing the array
+        for c, cell in enumerate(row):
             if cell not in _MARK_OF_CELL:
                 raise ValueError(f"cell ({r}, {c}) holds {cell!r}; expected 1 (o), -1 (x) or 0 (empty)")
-            row.append(_MARK_OF_CELL[int(cell)])
-        marks.append(row)
+        marks.append([_MARK_OF_CELL[cell] for cell in row])
     return marks
 
 
@@ -91,20 +88,19 @@ def get_childs(matrix, turn) -> list:
     return childs
 
 
-def _line_sums(matrix) -> np.ndarray:
-    """Sums of the 8 lines: three in a row for 'o' sums to 3, for 'x' to -3."""
-    array = np.asarray(matrix)
-    return np.concatenate(
-        [array.sum(axis=1), array.sum(axis=0), [np.trace(array), np.trace(np.fliplr(array))]]
-    )
+def _line_sums(matrix) -> list:
+    """Sums of the 8 lines (rows, columns, diagonals): three in a row for 'o' sums to 3,
+    for 'x' to -3. Plain Python numbers: the searches call this at every board."""
+    (a, b, c), (d, e, f), (g, h, i) = np.asarray(matrix).tolist()
+    return [a + b + c, d + e + f, g + h + i, a + d + g, b + e + h, c + f + i, a + e + i, c + e + g]
 
 
 def game_status(matrix) -> int:
     """1 if 'o' has three in a row, -1 if 'x' has, else 0 ('o' is checked first, as in the lab)."""
     sums = _line_sums(matrix)
-    if (sums == 3 * O).any():
+    if 3 * O in sums:
         return O
-    if (sums == 3 * X).any():
+    if 3 * X in sums:
         return X
     return 0
 
@@ -147,8 +143,8 @@ def is_legal(board) -> bool:
     if abs(count_o - count_x) > 1:
         return False
     sums = _line_sums(array)
-    o_won = bool((sums == 3 * O).any())
-    x_won = bool((sums == 3 * X).any())
+    o_won = 3 * O in sums
+    x_won = 3 * X in sums
     if o_won and x_won:
         return False
     if o_won:

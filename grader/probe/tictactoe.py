@@ -147,20 +147,22 @@ def observe_search(namespace, function, args, trace):
         namespace["get_childs"] = given
     observation = {"error": error, "seconds": seconds}
     if results:
-        result = results[0]
-        if type(result) in (tuple, list) and len(result) == 3:
-            try:
-                observation["choice"] = board_label(result[0])
-            except BaseException:  # noqa: BLE001
-                observation["choice"] = NOT_A_BOARD + safe_repr(result[0], 80)
-            observation["points"] = plain(result[1])
-            observation["nodes"] = plain(result[2])
-        else:
-            observation["returned"] = returned
+        observation.update(_triple(results[0], returned))
     if trace:
         observation["expansions"] = log.count
         observation["expanded"] = log.notations()
     return observation
+
+
+def _triple(result, returned):
+    """(choice, utility, nodes_visited) as {choice, points, nodes}; anything else as `returned`."""
+    try:
+        if isinstance(result, (tuple, list)) and len(result) == 3:
+            choice, points, nodes = result
+            return {"choice": board_label(choice), "points": plain(points), "nodes": plain(nodes)}
+    except BaseException:  # noqa: BLE001 - a student's sequence may raise anything
+        pass
+    return {"returned": returned}
 
 
 def observe(namespace, call):
@@ -168,15 +170,12 @@ def observe(namespace, call):
     board = RULES.parse_board(call["board"])
     if call["function"] == "game_over":
         returned, error, seconds = call_observed(function, (board,))
-        observation = {"returned": returned, "error": error, "seconds": seconds}
-    else:
-        observation = observe_search(namespace, function, (board, *call["args"]), call.get("trace", False))
-    if error_is_explainable(observation.get("error")):
-        observation["none_assignments"] = none_assignments(namespace)
-    return observation
+        return {"returned": returned, "error": error, "seconds": seconds}
+    return observe_search(namespace, function, (board, *call["args"]), call.get("trace", False))
 
 
-def error_is_explainable(error):
+def explainable(error):
+    """Errors whose cause may be a line of the skeleton left as it was."""
     return bool(error) and error.get("type") in ("TypeError", "NameError", "UnboundLocalError")
 
 
@@ -184,8 +183,13 @@ def handle(namespace, request):
     """Run the calls of one case in order."""
     install_helpers(namespace)
     observations = []
+    assignments = None  # looked up once per request, and only if a call needs them
     for call in request["calls"]:
         observation = observe(namespace, call)
+        if explainable(observation["error"]):
+            if assignments is None:
+                assignments = none_assignments(namespace)
+            observation["none_assignments"] = assignments
         observations.append(observation)
         error = observation["error"]
         if error and (error["exit"] or error["memory"]):

@@ -151,7 +151,7 @@ def maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
             ### BEGIN SOLUTION
             maxUtility = utility
             ### ELSE
-            # maxUtility = None  # complete: the best utility found so far
+            # maxUtility = None  # complete: store the child's utility, the best found so far
             ### END SOLUTION
 
         if maxUtility >= beta:
@@ -160,7 +160,7 @@ def maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
             ### BEGIN SOLUTION
             alpha = maxUtility
             ### ELSE
-            # alpha = None  # complete: the maximizer's new bound
+            # alpha = None  # complete: raise alpha to maxUtility, the maximizer's new bound
             ### END SOLUTION
     return choice, maxUtility, nodes_visited
 
@@ -186,7 +186,7 @@ def minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
             ### BEGIN SOLUTION
             minUtility = utility
             ### ELSE
-            # minUtility = None  # complete: the lowest utility found so far
+            # minUtility = None  # complete: store the child's utility, the lowest found so far
             ### END SOLUTION
 
         if minUtility <= alpha:
@@ -195,7 +195,7 @@ def minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
             ### BEGIN SOLUTION
             beta = minUtility
             ### ELSE
-            # beta = None  # complete: the minimizer's new bound
+            # beta = None  # complete: lower beta to minUtility, the minimizer's new bound
             ### END SOLUTION
     return choice, minUtility, nodes_visited
 
