@@ -2,7 +2,12 @@
 
 If a submission's reads match one of these traces exactly, the grader can name the bug and show
 its hint. The table `BUGS` is the data (name, setting, hint); the search itself is
-`tree_search.run_search`, shared with the reference.
+`tree_search.run_search`, shared with the reference, except for a wrong starting value, which
+`run_search` fixes at -inf/+inf and so gets a small search of its own here.
+
+One mistake no search reproduces: an answer typed in for the course's example tree, returned
+whatever the tree (`HARDCODED_ANSWER`); the grader recognises it from its reads (none) and its
+answer. `DIAGNOSIS_HINTS` holds the hint of every diagnosis.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from dataclasses import dataclass
 from functools import partial
 from math import inf
 
-from reference.tree_search import SearchResult, SearchRules, run_search
-from reference.trees import GameTree
+from reference.tree_search import SearchResult, SearchRules, SearchTrace, run_search
+from reference.trees import GameTree, Number
+
+COURSE_STARTS = (-inf, inf)  # a MAX node's best value starts at -inf, a MIN node's at +inf
 
 
 @dataclass(frozen=True)
@@ -21,7 +28,8 @@ class Bug:
     name: str
     rules: SearchRules
     hint: str  # one line, addressed to the student
-    root_is_max: bool = True
+    swaps_roles: bool = False  # max_player=True minimises (and False maximises)
+    starts: tuple[float, float] = COURSE_STARTS  # best value before the first child: (MAX, MIN)
 
 
 BUGS: tuple[Bug, ...] = (
@@ -59,17 +67,96 @@ BUGS: tuple[Bug, ...] = (
         "min_at_root",
         SearchRules(),
         "The root is a MAX node: max_player=True must maximise (the first call is alphabeta(root, -inf, inf, True)).",
-        root_is_max=False,
+        swaps_roles=True,
+    ),
+    Bug(
+        "max_starts_at_zero",
+        SearchRules(),
+        "At a MAX node start v at -math.inf, not 0: when every child is negative, 0 wrongly wins.",
+        starts=(0, inf),
+    ),
+    Bug(
+        "min_starts_at_zero",
+        SearchRules(),
+        "At a MIN node start v at math.inf, not 0: when every child is positive, 0 wrongly wins.",
+        starts=(-inf, 0),
     ),
 )
 
 
+def call_with_bug(bug: Bug, tree: GameTree, node: str, alpha: float, beta: float, max_player: bool) -> SearchResult:
+    """What `alphabeta(node, alpha, beta, max_player)` written with `bug` reads and returns."""
+    role = not max_player if bug.swaps_roles else max_player
+    if bug.starts != COURSE_STARTS:
+        return _search_from_starts(tree, node, alpha, beta, role, bug.starts)
+    return run_search(tree, node, alpha, beta, role, bug.rules)
+
+
 def _search_with_bug(bug: Bug, tree: GameTree) -> SearchResult:
     """Search the whole tree as the root call `alphabeta(root, -inf, inf, True)` would, but with `bug`."""
-    return run_search(tree, tree.root, -inf, inf, bug.root_is_max, bug.rules)
+    return call_with_bug(bug, tree, tree.root, -inf, inf, True)
 
 
+def _search_from_starts(
+    tree: GameTree, node: str, alpha: float, beta: float, max_player: bool, starts: tuple[float, float]
+) -> SearchResult:
+    """The course's alpha-beta, except that a MAX (MIN) node's best value starts at
+    `starts[0]` (`starts[1]`): the bug `v = 0` instead of `v = -inf`."""
+    trace = SearchTrace()
+
+    def search(node: str, alpha: float, beta: float, max_player: bool) -> Number:
+        trace.order.append(node)
+        trace.windows[node] = (alpha, beta)
+        if tree.is_leaf(node):
+            trace.opened.append(node)
+            best = tree.values[node]
+        else:
+            trace.expanded.append(node)
+            best = starts[0] if max_player else starts[1]
+            for child in tree.children[node]:
+                value = search(child, alpha, beta, not max_player)
+                if max_player:
+                    best = max(best, value)
+                    alpha = max(alpha, best)
+                else:
+                    best = min(best, value)
+                    beta = min(beta, best)
+                trace.alphas_betas.append((node, alpha, beta))
+                if alpha >= beta:
+                    break
+        trace.returned[node] = best
+        return best
+
+    value = search(node, alpha, beta, max_player)
+    read = set(trace.order)
+    trace.pruned = frozenset(n for n in tree.subtree(node) if n not in read)
+    trace.pruned_roots = [n for n in tree.subtree(node) if n in trace.pruned and tree.parent(n) in read]
+    return SearchResult(value, trace)
+
+
+@dataclass(frozen=True)
+class AnswerBug:
+    """A mistake seen in the answer rather than the reads: `value` returned for every tree,
+    without reading it."""
+
+    name: str
+    value: Number
+    hint: str
+
+
+EXAMPLE_VALUE = 4  # the root value of the course's example tree (DESIGN.md)
+HARDCODED_ANSWER = AnswerBug(
+    "hardcoded_answer",
+    EXAMPLE_VALUE,
+    f"You return {EXAMPLE_VALUE}, the example's value, without reading the tree: compute the value from "
+    "graph and terminal_nodes.",
+)
+
+BUGGY_CALLS: dict[str, Callable[[GameTree, str, float, float, bool], SearchResult]] = {
+    bug.name: partial(call_with_bug, bug) for bug in BUGS
+}
 BUGGY_SEARCHES: dict[str, Callable[[GameTree], SearchResult]] = {
     bug.name: partial(_search_with_bug, bug) for bug in BUGS
 }
 BUG_HINTS: dict[str, str] = {bug.name: bug.hint for bug in BUGS}
+DIAGNOSIS_HINTS: dict[str, str] = {**BUG_HINTS, HARDCODED_ANSWER.name: HARDCODED_ANSWER.hint}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from math import inf
 
 from reference.random_trees import random_tree
-from reference.tree_bugs import BUG_HINTS, BUGGY_SEARCHES
+from reference.tree_bugs import BUGGY_CALLS, DIAGNOSIS_HINTS, HARDCODED_ANSWER
 from reference.tree_search import alphabeta, true_value
 from reference.trees import GameTree, TreeError
 
@@ -32,7 +32,7 @@ class TreeLab(Lab):
     name = "tree"
     probe = ProbeSetup("tree", {"alphabeta": 4})
     api = {"alphabeta": "alphabeta(node, alpha, beta, max_player)"}
-    bug_hints = BUG_HINTS
+    bug_hints = DIAGNOSIS_HINTS
 
     def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
         plans: list[CasePlan] = []
@@ -137,7 +137,7 @@ def _case_plans(case: TreeCase) -> list[CasePlan]:
         probes = [probe for _, probe in paired]
 
         def judge_bounds(observed: list[dict]) -> Judgement:
-            return Judgement({"bounds": _judge_bounds(probes, observed)})
+            return Judgement({"bounds": _judge_bounds(probes, observed)}, _bugs_behind_calls(tree, calls, observed))
 
         plans.append(CasePlan(header.name, _request(f"{header.name}/bounds", tree, calls), ("bounds",),
                               judge_bounds, header.visibility, header.points))
@@ -172,7 +172,7 @@ def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected
         failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
-    bugs = _matching_bugs(tree, reads, call.get("returned"))
+    bugs = _matching_bugs(tree, _root_call(tree), reads, call.get("returned"))
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), value, text)
@@ -181,7 +181,7 @@ def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected
     if "pruned" in kinds:
         verdicts["pruned"] = _judge_pruned(tree, reads, expected_order, bugs)
     picture = tree_details(tree, reads, expected_order, call.get("returned"), value)
-    return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs if reads else None)
+    return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
 
 def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object,
@@ -197,13 +197,36 @@ def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], re
     }
 
 
-def _matching_bugs(tree: GameTree, reads: list[str], returned: object) -> frozenset[str]:
-    """Classic bugs whose search reads what the student read and returns what they returned."""
-    results = {name: search(tree) for name, search in BUGGY_SEARCHES.items()}
+def _matching_bugs(tree: GameTree, call: list, reads: list[str], returned: object,
+                   by_value: bool = True) -> frozenset[str]:
+    """Classic bugs whose `call` reads what the student read (and, `by_value`, returns what they
+    returned). Reading nothing and returning the example's value is the hard-coded answer;
+    across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
+    the tree."""
+    if not reads:
+        hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
+        return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
+    results = {name: replay(tree, *call) for name, replay in BUGGY_CALLS.items()}
     by_reads = matching_bugs(reads, {name: result.trace.order for name, result in results.items()})
-    if not is_number(returned):
+    if not by_value or not is_number(returned):
         return by_reads
     return frozenset(name for name in by_reads if results[name].value == returned)
+
+
+def _bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[dict]) -> frozenset[str] | None:
+    """Classic bugs consistent with the reads of every direct call that did not raise. Values
+    are not compared: on a narrowed window an accepted fail-hard search returns other values
+    than the fail-soft replays, but it reads the same nodes."""
+    consistent: frozenset[str] | None = None
+    for call, seen in zip(calls, observed):
+        if seen.get("error"):
+            continue
+        reads = [r for r in seen.get("reads", []) if isinstance(r, str)]
+        bugs = _matching_bugs(tree, call, reads, seen.get("returned"), by_value=False)
+        consistent = bugs if consistent is None else consistent & bugs
+        if not consistent:
+            break  # nothing left to rule out
+    return consistent
 
 
 def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], bugs: frozenset[str]) -> Verdict:

@@ -1,0 +1,198 @@
+"""One self-contained HTML page a student can look at: the score per check kind, the likely
+causes, and every case with its tests' feedback and a picture (the tree with what each
+search read, or the tic-tac-toe boards where the searches part).
+
+The page loads nothing (inline CSS and SVG, a few lines of inline script to open or close
+every case). Hidden tests are named with their score, but their feedback and pictures are
+withheld unless `show_hidden`, as in the terminal summary.
+
+Structure (classes the tests and a reader's style sheet can rely on): `section.scores` with
+`tr.kind.ok|fail`; `section.diagnoses` with `li.diagnosis[data-name]`; `section.cases` with
+one `details.case.passed|failed[.withheld]` per case, holding `div.test.passed|failed` and a
+`figure.tree-figure` (see svg_tree) or `div.boards` (see svg_board).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from pathlib import Path
+
+from ..labs import get_lab
+from ..results import GradeReport, TestResult
+from .html_style import SCRIPT, STYLE
+from .svg_board import boards_html
+from .svg_tree import tree_figure
+
+STUDENT_OUTPUT_LIMIT = 20_000
+WITHHELD = "Details are withheld until grades are published."
+
+
+def render_html(report: GradeReport, show_hidden: bool = False, hints: Mapping[str, str] | None = None) -> str:
+    """The whole page. `hints`: diagnosis name -> one-line hint (default: the lab's own)."""
+    hints = _lab_hints(report.lab) if hints is None else hints
+    shown = [t for t in report.tests if show_hidden or t.visibility == "visible"]
+    title = f"abgrade · {report.lab} · {Path(report.submission).name}"
+    body = [
+        _header(report),
+        _scores(report),
+        _diagnoses(shown, hints),
+        _failing_index(report, shown),
+        _cases(report, show_hidden),
+        _notes(report),
+        _student_output(report),
+    ]
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n"
+        f"<body>\n{''.join(part for part in body if part)}\n</body>\n</html>\n"
+    )
+
+
+def write_html(report: GradeReport, path: Path, show_hidden: bool = False,
+               hints: Mapping[str, str] | None = None) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(report, show_hidden, hints), encoding="utf-8")
+
+
+def _lab_hints(lab: str) -> dict[str, str]:
+    try:
+        return dict(get_lab(lab).bug_hints)
+    except KeyError:
+        return {}
+
+
+def _header(report: GradeReport) -> str:
+    state = "ok" if report.score == report.max_score else "fail"
+    return (
+        '<header class="report-header">'
+        '<div class="toolbar"><button type="button" onclick="setCases(true)">open all</button>'
+        '<button type="button" onclick="setCases(false)">close all</button></div>'
+        "<h1>abgrade report</h1>"
+        f'<p class="meta">lab <b>{escape(report.lab)}</b> · <code>{escape(report.submission)}</code></p>'
+        f'<p class="total {state}">Score {report.score:g} / {report.max_score:g}</p></header>'
+    )
+
+
+def _scores(report: GradeReport) -> str:
+    rows = []
+    for kind, (got, most) in report.subtotals().items():
+        state = "ok" if got == most else "fail"
+        share = 100 * got / most if most else 100
+        rows.append(
+            f'<tr class="kind {state}" data-kind="{escape(kind)}"><th>{escape(kind)}</th>'
+            f'<td class="points">{got:g} / {most:g}</td>'
+            f'<td><div class="bar"><span style="width:{share:.0f}%"></span></div></td>'
+            f'<td class="state">{"ok" if state == "ok" else "FAIL"}</td></tr>'
+        )
+    return ('<section class="scores"><h2>Score by check</h2><table class="score-table">'
+            f"{''.join(rows)}</table></section>")
+
+
+def _diagnoses(shown: list[TestResult], hints: Mapping[str, str]) -> str:
+    names = list(dict.fromkeys(d for t in shown if not t.passed for d in t.diagnoses))
+    if not names:
+        return ""
+    items = "".join(
+        f'<li class="diagnosis" data-name="{escape(name)}"><code>{escape(name)}</code> '
+        f"{escape(hints.get(name, ''))}</li>"
+        for name in names
+    )
+    return ('<section class="diagnoses"><h2>Likely cause</h2>'
+            "<p>The grader recognised a classic mistake:</p>"
+            f"<ul>{items}</ul></section>")
+
+
+def _groups(report: GradeReport) -> list[tuple[str, list[TestResult]]]:
+    """Tests grouped by case, in the order they were graded (load and limits on their own)."""
+    groups: dict[str, list[TestResult]] = {}
+    for test in report.tests:
+        groups.setdefault(test.case or test.name, []).append(test)
+    return list(groups.items())
+
+
+def _anchor(index: int) -> str:
+    return f"case-{index}"
+
+
+def _failing_index(report: GradeReport, shown: list[TestResult]) -> str:
+    failing = {id(t) for t in shown if not t.passed}
+    links = []
+    for index, (name, tests) in enumerate(_groups(report)):
+        kinds = [t.kind for t in tests if id(t) in failing]
+        if kinds:
+            links.append(f'<li><a href="#{_anchor(index)}">{escape(name)}</a>: {escape(", ".join(kinds))}</li>')
+    hidden = sum(not t.passed for t in report.tests) - len(failing)
+    note = (f'<p class="hidden-failures">{hidden} hidden test(s) failed. {WITHHELD}</p>' if hidden else "")
+    if not links and not note:
+        return ""
+    return f'<section class="failing"><h2>Failing tests</h2><ul>{"".join(links)}</ul>{note}</section>'
+
+
+def _cases(report: GradeReport, show_hidden: bool) -> str:
+    cases = [_case(index, name, tests, show_hidden) for index, (name, tests) in enumerate(_groups(report))]
+    return f'<section class="cases"><h2>Tests</h2>{"".join(cases)}</section>'
+
+
+def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool) -> str:
+    visible = [t for t in tests if show_hidden or t.visibility == "visible"]
+    failed = any(not t.passed for t in tests)
+    withheld = not visible
+    classes = ["case", "failed" if failed else "passed"] + (["withheld"] if withheld else [])
+    got, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
+    badges = "".join(_badge(t, show_hidden) for t in tests)
+    parts = [f'<details class="{" ".join(classes)}" id="{_anchor(index)}"{" open" if failed and not withheld else ""}>',
+             f'<summary><span class="case-name">{escape(name)}</span>{badges}'
+             f'<span class="points">{got:g} / {most:g}</span></summary>']
+    shown = {id(t) for t in visible}
+    for test in tests:
+        parts.append(_test(test) if id(test) in shown else
+                     f'<div class="test withheld"><h3>{escape(test.name)}</h3>'
+                     f'<p class="withheld-note">{WITHHELD}</p></div>')
+    picture = next((t.details for t in visible if t.details), None)
+    if picture:
+        parts.append(_picture(picture))
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _badge(test: TestResult, show_hidden: bool) -> str:
+    state = "passed" if test.passed else "failed"
+    if test.visibility != "visible" and not show_hidden:
+        state += " withheld"
+    mark = "✓" if test.passed else "✗"
+    return f'<span class="badge {state}">{mark} {escape(test.kind)}</span>'
+
+
+def _test(test: TestResult) -> str:
+    state = "passed" if test.passed else "failed"
+    mark = "✓" if test.passed else "✗"
+    return (f'<div class="test {state}" data-kind="{escape(test.kind)}">'
+            f"<h3>{mark} {escape(test.name)} ({test.score:g}/{test.max_score:g})</h3>"
+            f'<pre class="output">{escape(test.output)}</pre></div>')
+
+
+def _picture(details: Mapping) -> str:
+    view = details.get("view")
+    if view == "tree":
+        return tree_figure(details)
+    if view == "boards":
+        return boards_html(details)
+    return ""
+
+
+def _notes(report: GradeReport) -> str:
+    if not report.notes:
+        return ""
+    items = "".join(f"<li>{escape(note)}</li>" for note in report.notes)
+    return f'<section class="notes"><h2>Notes</h2><ul>{items}</ul></section>'
+
+
+def _student_output(report: GradeReport) -> str:
+    text = report.student_output
+    if not text.strip():
+        return ""
+    cut = text[:STUDENT_OUTPUT_LIMIT] + ("\n... (cut)" if len(text) > STUDENT_OUTPUT_LIMIT else "")
+    return (f'<details class="student-output"><summary>What your code printed</summary>'
+            f'<pre class="output">{escape(cut)}</pre></details>')

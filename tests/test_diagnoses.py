@@ -1,0 +1,111 @@
+"""Every classic bug of the tree lab's table is recognised and named in every output.
+
+`tests/fixtures/diagnoses/<name>.py` is a submission with exactly the bug `<name>` (written in
+its own style, not the reference's), and the grader must name that diagnosis and no other:
+in `TestResult.diagnoses`, in the terminal summary (its hint), in results.json (the tag
+`diagnosis:<name>`) and in the HTML report (`li.diagnosis[data-name]`).
+"""
+from __future__ import annotations
+
+import re
+from html import escape
+from math import inf
+from pathlib import Path
+
+import pytest
+
+from grader.report.gradescope import results_json
+from grader.report.html import render_html
+from grader.report.terminal import summary
+from reference.tree_bugs import BUGGY_CALLS, BUGGY_SEARCHES, DIAGNOSIS_HINTS, HARDCODED_ANSWER
+from reference.trees import GameTree
+
+DIAGNOSES = Path(__file__).resolve().parent / "fixtures" / "diagnoses"
+NAMES = sorted(DIAGNOSIS_HINTS)
+
+
+def fixture(name: str) -> Path:
+    return DIAGNOSES / f"{name}.py"
+
+
+def other_hints(name: str) -> list[str]:
+    return [hint for other, hint in DIAGNOSIS_HINTS.items() if other != name]
+
+
+def test_every_diagnosis_has_a_fixture_and_every_fixture_a_diagnosis():
+    assert {path.stem for path in DIAGNOSES.glob("*.py")} == set(DIAGNOSIS_HINTS)
+
+
+def test_the_table_holds_the_classic_bugs_and_the_new_ones():
+    assert set(DIAGNOSIS_HINTS) == set(BUGGY_SEARCHES) | {HARDCODED_ANSWER.name}
+    assert {"no_pruning", "strict_cutoff", "alpha_never_updated", "beta_never_updated", "reversed_children",
+            "no_alternation", "min_at_root", "max_starts_at_zero", "min_starts_at_zero",
+            "hardcoded_answer"} == set(DIAGNOSIS_HINTS)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hint_is_one_line_for_a_student(name):
+    hint = DIAGNOSIS_HINTS[name]
+    assert hint and "\n" not in hint and len(hint) <= 130
+    assert name not in hint  # plain words, not the grader's identifier
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_grader_names_exactly_this_diagnosis(grade, name):
+    report = grade(fixture(name))
+    assert {d for t in report.tests for d in t.diagnoses} == {name}
+    carrying = [t for t in report.tests if t.diagnoses]
+    assert all(not t.passed for t in carrying), "a diagnosis explains a failure"
+    assert any(t.visibility == "visible" for t in carrying), "a student can see it without --show-hidden"
+    for test in carrying:
+        assert f"Likely cause: {DIAGNOSIS_HINTS[name]}" in test.output, test.name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_terminal_summary_gives_exactly_this_hint(grade, name):
+    text = summary(grade(fixture(name)))
+    assert DIAGNOSIS_HINTS[name] in text
+    assert not [hint for hint in other_hints(name) if hint in text]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_results_json_tags_exactly_this_diagnosis(grade, name):
+    tags = {tag for test in results_json(grade(fixture(name)))["tests"] for tag in test["tags"]}
+    assert {tag for tag in tags if tag.startswith("diagnosis:")} == {f"diagnosis:{name}"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_html_report_names_exactly_this_diagnosis(grade, name):
+    page = render_html(grade(fixture(name)))
+    assert re.findall(r'<li class="diagnosis" data-name="([^"]*)"', page) == [name]
+    assert escape(DIAGNOSIS_HINTS[name]) in page
+    assert not [hint for hint in other_hints(name) if escape(hint) in page]
+
+
+def test_an_answer_that_ignores_the_tree_is_hardcoded_only_if_it_is_the_examples(grade, tmp_path):
+    """Reading nothing is no classic bug; returning 4 whatever the tree is the hard-coded one."""
+    constant = tmp_path / "always_zero.py"
+    constant.write_text("graph = {}\nterminal_nodes = {}\n\ndef alphabeta(node, alpha, beta, max_player):\n"
+                        "    return 0\n")
+    report = grade(constant)
+    assert report.score < report.max_score
+    assert not [t.name for t in report.tests if t.diagnoses]
+
+
+def test_root_reads_alone_cannot_tell_three_bugs_apart_but_narrowed_windows_can():
+    """From (-inf, inf) at the root, no search that never cuts, never raises alpha or never
+    lowers beta can cut; the bounds probes' narrowed windows separate them (and the grader
+    uses the reads of those calls)."""
+    tree = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]},
+                                 {"d": 3, "e": 5, "f": 2, "g": 9})
+    alike = ("no_pruning", "alpha_never_updated", "beta_never_updated")
+    assert len({tuple(BUGGY_SEARCHES[name](tree).trace.order) for name in alike}) == 1
+    # MIN node b above its value 3: the first leaf lowers beta below alpha, if beta is lowered
+    at_min = {name: BUGGY_CALLS[name](tree, "b", 4, inf, False).trace.order for name in alike}
+    assert at_min == {"no_pruning": ["b", "d", "e"], "alpha_never_updated": ["b", "d"],
+                      "beta_never_updated": ["b", "d", "e"]}
+    # MAX root below its value 3: the first child raises alpha above beta, if alpha is raised
+    at_max = {name: BUGGY_CALLS[name](tree, "a", -inf, 2, True).trace.order for name in alike}
+    everything = tree.nodes()
+    assert at_max == {"no_pruning": everything, "alpha_never_updated": everything,
+                      "beta_never_updated": ["a", "b", "d", "e"]}
