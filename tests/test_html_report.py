@@ -437,3 +437,16 @@ def test_report_renders_in_headless_chromium(grade, tmp_path):
     assert shot.returncode == 0 and screenshot.exists(), shot.stderr[-2000:]
     assert png_size(screenshot) == (1200, 2000)
     assert screenshot.stat().st_size > 50_000  # a page with pictures, not a blank one
+
+
+def test_a_real_tictactoe_report_draws_the_first_divergent_expansion():
+    from grader.grading import grade_submission
+    from grader.labs import get_lab
+    from grader.spec import load_spec, spec_path
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "tictactoe" / "bug_strict_cutoff.py"
+    report = grade_submission(fixture, get_lab("tictactoe"), load_spec(spec_path("tictactoe")), seed=1)
+    pruned = next(t for t in report.tests if t.name == "empty-board: pruned")
+    assert pruned.details["view"] == "boards" and pruned.details["board"] == ".../.../..."
+    page = render_html(report)
+    assert page.count('class="board') >= 3  # the position and both sides of the divergence

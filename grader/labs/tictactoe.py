@@ -644,7 +644,9 @@ def judge_pruned(observation: dict, position: Position, expected: Expected, call
                      "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
                      "only boards where someone has won or no cell is empty as finished.")
     lines.append(position.drawing())
-    return Verdict.fail("\n".join(lines))
+    cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
+    details = {"view": "boards", "board": position.board, "seen": seen[:cut], "expected": full[:cut]}
+    return Verdict.fail("\n".join(lines)).with_details(details)
 
 
 def judge_choice(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
