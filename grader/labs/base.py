@@ -49,10 +49,23 @@ class Lab(ABC):
     api: dict[str, str]
     bug_hints: dict[str, str] = {}
 
-    @abstractmethod
     def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
-        """Every request of a grading run; fixed cases from the spec, random ones from `seed`.
-        Raises SpecError for a malformed case."""
+        """Every request of a grading run: fixed cases from the spec, then random ones
+        generated from `seed`. Raises SpecError for a malformed case."""
+        plans = self.fixed_plans(spec)
+        if spec.random and spec.random.count:
+            if spec.policy("random") is None:
+                raise spec.error(spec.raw, "random", "random", "random cases need points under checks.random")
+            plans.extend(self.random_plans(spec, seed))
+        return plans
+
+    @abstractmethod
+    def fixed_plans(self, spec: Spec) -> list[CasePlan]:
+        """The requests of the spec's fixed cases (validated as they are read)."""
+
+    @abstractmethod
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        """`spec.random.count` generated cases, reproducible from `seed`."""
 
     @abstractmethod
     def verify(self, spec: Spec) -> list[str]:

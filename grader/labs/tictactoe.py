@@ -66,16 +66,12 @@ class TicTacToeLab(Lab):
         "minimax": "minimax(matrix, player)",
     }
 
-    def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
-        plans: list[CasePlan] = []
-        for case in _fixed_cases(spec):
-            plans.extend(case.plans())
-        if spec.random and spec.random.count:
-            if spec.policy("random") is None:
-                raise spec.error(spec.raw, "random", "random", "random cases need points under checks.random")
-            for index, (position, finished) in enumerate(random_positions(spec, seed)):
-                plans.append(_random_plan(index + 1, position, finished))
-        return plans
+    def fixed_plans(self, spec: Spec) -> list[CasePlan]:
+        return [plan for case in _fixed_cases(spec) for plan in case.plans()]
+
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        return [_random_plan(index + 1, position, finished)
+                for index, (position, finished) in enumerate(random_positions(spec, seed))]
 
     def verify(self, spec: Spec) -> list[str]:
         problems = [problem for case in _fixed_cases(spec) for problem in case.verify(spec.path)]

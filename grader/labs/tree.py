@@ -34,16 +34,11 @@ class TreeLab(Lab):
     api = {"alphabeta": "alphabeta(node, alpha, beta, max_player)"}
     bug_hints = DIAGNOSIS_HINTS
 
-    def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
-        plans: list[CasePlan] = []
-        for case in _fixed_cases(spec):
-            plans.extend(_case_plans(case))
-        if spec.random and spec.random.count:
-            if spec.policy("random") is None:
-                raise spec.error(spec.raw, "random", "random", "random cases need points under checks.random")
-            for index, tree in enumerate(_random_trees(spec, seed)):
-                plans.append(_random_plan(index + 1, tree))
-        return plans
+    def fixed_plans(self, spec: Spec) -> list[CasePlan]:
+        return [plan for case in _fixed_cases(spec) for plan in _case_plans(case)]
+
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        return [_random_plan(index + 1, tree) for index, tree in enumerate(_random_trees(spec, seed))]
 
     def verify(self, spec: Spec) -> list[str]:
         problems = []
