@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .checks import Verdict
@@ -26,9 +26,12 @@ def new_seed() -> int:
 
 
 def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
-                     visible_only: bool = False, session: Session | None = None) -> GradeReport:
+                     visible_only: bool = False, session: Session | None = None,
+                     hidden: Sequence[Path] = ()) -> GradeReport:
     """Grade one submission file. A broken submission is a graded result, never an exception.
-    `session`: one opened early on `path` (see commands/grade.py); it is closed here."""
+    `session`: one opened early on `path` (see commands/grade.py); it is closed here.
+    `hidden`: folders the student process must not see besides the grader and its own
+    folder (a batch passes the class folder and its output folder)."""
     started = time.monotonic()
     seed = new_seed() if seed is None else seed
     plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
@@ -43,7 +46,7 @@ def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
             session.close()
         _fail_everything(report, spec, plans, Verdict.fail(f"{path.name}: {problem}"))
     else:
-        _run(report, path, lab, spec, plans, session or open_session(path))
+        _run(report, path, lab, spec, plans, session or open_session(path, hidden))
     if visible_only:
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started

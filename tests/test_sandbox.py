@@ -196,3 +196,24 @@ def test_sigterm_to_the_grader_from_a_child_is_survived_at_process_level(tmp_pat
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert hit == []
+
+
+@needs_namespaces
+def test_a_batch_hides_the_other_students_and_the_output_folder(tmp_path):
+    """Folder per student: alice's code can't read bob's folder or the gradebook folder."""
+    classroom, out = tmp_path / "class", tmp_path / "class-abgrade"
+    (classroom / "alice").mkdir(parents=True)
+    (classroom / "bob").mkdir()
+    out.mkdir()
+    (classroom / "bob" / "lab.py").write_text("SECRET = 'bob'\n")
+    (out / "gradebook.sqlite").write_text("grades")
+    alice = classroom / "alice" / "lab.py"
+    alice.write_text(
+        "import pathlib\nfrom math import inf\n"
+        f"for target in ({str(classroom / 'bob' / 'lab.py')!r}, {str(out / 'gradebook.sqlite')!r}):\n"
+        "    try:\n        print('READ', pathlib.Path(target).read_text())\n"
+        "    except OSError as exc:\n        print('BLOCKED', type(exc).__name__)\n\n"
+        + (HOSTILE / "network.py").read_text().split("\n\n\n", 1)[1])  # its correct alphabeta
+    report = grade_submission(alice, get_lab("tree"), load_spec(SPEC), seed=1, hidden=(classroom, out))
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    assert "READ" not in report.student_output and report.student_output.count("BLOCKED") == 2

@@ -4,6 +4,7 @@ a notebook kernel gets them between fork and exec."""
 from __future__ import annotations
 
 import ctypes
+import os
 import resource
 import signal
 
@@ -14,8 +15,12 @@ _PR_SET_PDEATHSIG = 1
 
 
 def die_with_grader() -> None:
-    """preexec_fn of every student process: SIGKILL it when the grader dies."""
+    """preexec_fn of every student process (and of batch grader processes): SIGKILL it
+    when its parent dies, even if the parent died just before the request took effect."""
+    parent = os.getppid()
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def rlimits(limits: Limits) -> dict[str, int]:

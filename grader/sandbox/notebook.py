@@ -15,6 +15,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..spec.model import Limits
@@ -190,8 +191,8 @@ class KernelWorker:
 class NotebookSession(Session):
     """A `.ipynb` submission."""
 
-    def __init__(self, submission: Path) -> None:
-        super().__init__(submission)
+    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
+        super().__init__(submission, hidden)
         self.skip: set[int] = set()   # cells that killed or hung a kernel
         self.problem: str | None = None
         try:

@@ -12,6 +12,7 @@ import sysconfig
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -108,7 +109,7 @@ class Session:
     gives it the lab's observer and the spec's limits before `load`. Subclasses say how
     a worker is launched (`_launch`)."""
 
-    def __init__(self, submission: Path) -> None:
+    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         self.submission = submission
         self.probe: ProbeSetup | None = None
         self.limits = Limits()
@@ -119,7 +120,8 @@ class Session:
         self.isolation: Isolation = detect_isolation()
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
-        self.hidden = [*PRIVATE_DIRS, submission.resolve().parent]
+        # (its own folder, and e.g. a batch's class folder and output folder)
+        self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
 
     def configure(self, probe: ProbeSetup, limits: Limits) -> Session:
         self.probe, self.limits = probe, limits
@@ -187,10 +189,10 @@ class PythonSession(Session):
     """A `.py` submission, imported by the observer in a fresh interpreter. The first
     interpreter starts at once, so its start-up overlaps the grader's own work."""
 
-    def __init__(self, submission: Path) -> None:
+    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         from .worker import Worker
 
-        super().__init__(submission)
+        super().__init__(submission, hidden)
         self.copy = self.workdir / submission.name
         shutil.copyfile(submission, self.copy)
         self._early: Worker | None = Worker(self.workdir, self.isolation, self.hidden)
@@ -212,10 +214,11 @@ class PythonSession(Session):
         return worker, observation
 
 
-def open_session(submission: Path) -> Session:
-    """The session kind for the submission's file type (the file must exist)."""
+def open_session(submission: Path, hidden: Sequence[Path] = ()) -> Session:
+    """The session kind for the submission's file type (the file must exist); `hidden`:
+    more folders the student process must not see."""
     if submission.suffix == ".ipynb":
         from .notebook import NotebookSession
 
-        return NotebookSession(submission)
-    return PythonSession(submission)
+        return NotebookSession(submission, hidden)
+    return PythonSession(submission, hidden)

@@ -1,0 +1,58 @@
+"""One student's feedback as Markdown: the score per check kind, then every failed test
+with its output. Tests that are not `visible` are named, but their details are withheld
+unless the instructor asks for them (`--show-hidden`). Failed tests with the same output
+(e.g. everything "not run" after a failed load) share one block."""
+from __future__ import annotations
+
+import re
+
+from ..results import TestResult
+from .gradebook import StoredGrade
+
+
+def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -> str:
+    lines = [f"# abgrade feedback: {grade.student}", "", f"Lab `{lab}`, submission `{grade.file}`.", ""]
+    if grade.report is None:
+        lines += ["Your submission could not be graded yet because of a problem on the grading machine, "
+                  "not in your code. It will be graded again."]
+        return "\n".join(lines) + "\n"
+    report = grade.report
+    lines += [f"**Score: {report.score:g} / {report.max_score:g}**", "",
+              "| check | score | max | |", "| --- | ---: | ---: | --- |"]
+    for kind, (got, most) in report.subtotals().items():
+        lines.append(f"| {kind} | {got:g} | {most:g} | {'ok' if got == most else 'FAIL'} |")
+    failed = [t for t in report.tests if not t.passed]
+    shown = [t for t in failed if show_hidden or t.visibility == "visible"]
+    withheld = [t for t in failed if not (show_hidden or t.visibility == "visible")]
+    if not failed:
+        lines += ["", "Every test passed."]
+    if shown:
+        lines += ["", "## Failed tests"]
+    for output, tests in _by_output(shown).items():
+        first, *same = tests
+        lines += ["", f"### ✗ {_points(first)}", "", fenced(output)]
+        if same:
+            lines += ["", "The same for: " + ", ".join(_points(t) for t in same) + "."]
+    if withheld:
+        lines += ["", "## Tests not public yet", "",
+                  "These failed; their details are withheld for now: "
+                  + ", ".join(_points(t) for t in withheld) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _points(test: TestResult) -> str:
+    return f"{test.name} (0 / {test.max_score:g})"
+
+
+def _by_output(tests: list[TestResult]) -> dict[str, list[TestResult]]:
+    groups: dict[str, list[TestResult]] = {}
+    for test in tests:
+        groups.setdefault(test.output, []).append(test)
+    return groups
+
+
+def fenced(text: str) -> str:
+    """A code block that `text` can't close early, whatever backticks it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text.rstrip()}\n{fence}"

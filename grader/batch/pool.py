@@ -1,0 +1,193 @@
+"""A pool of grader processes that outlives its workers.
+
+Each worker is a separate process (judging is CPU-bound Python and nbclient runs its own
+asyncio loop, so threads would not do) that takes one job at a time over its own pipe.
+`multiprocessing.Pool` loses the task of a worker that dies (its result never comes) and
+`ProcessPoolExecutor` breaks every pending future; here the parent watches each worker's
+pipe and process sentinel itself: a worker that dies or outlives the deadline is killed
+and replaced, its job retried or reported as failed, and the other workers go on.
+
+Workers are forked straight from the batch process when it has a single thread (the CLI:
+nothing of Jupyter or asyncio lives there, and forking saves starting a fork server, about
+0.3 s a run), else from a fork server. They ignore Ctrl-C (the batch decides what an
+interrupt stops) and die with their parent (PR_SET_PDEATHSIG), so that SIGKILL of the batch
+leaves no grader behind; the student processes a worker starts die with it in turn.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from ..sandbox.limits import die_with_grader
+from ..sandbox.worker import exit_description
+
+ATTEMPTS = 3               # a job whose worker dies or whose task raises is tried this often
+RETRY_DELAY_SECONDS = 1.0  # per attempt already made: a machine that can't start a kernel gets a breather
+TICK_SECONDS = 0.25        # how often the caller's on_tick runs (progress bar) while waiting
+
+
+@dataclass
+class Job:
+    key: str
+    path: Path
+    attempts: int = 0
+    not_before: float = 0.0
+
+
+@dataclass
+class JobResult:
+    """A finished job: the task's return value, or why there is none (after the last attempt)."""
+
+    job: Job
+    value: Any = None
+    failure: str | None = None
+    seconds: float = 0.0
+    retryable: bool = False  # the worker died or the task raised: another attempt may succeed
+
+
+def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
+    """A worker's life: take a path, send back ("ok", value) or ("failed", reason)."""
+    die_with_grader()
+    signal.signal(signal.SIGINT, _ignore_interrupt)
+    while True:
+        try:
+            path = connection.recv()
+        except (EOFError, OSError):
+            return  # the batch is gone or done
+        try:
+            reply = ("ok", task(path))
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries
+            reply = ("failed", f"{type(exc).__name__}: {exc}")
+        try:
+            connection.send(reply)
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # noqa: BLE001 - a value that can't be pickled
+            connection.send(("failed", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
+
+
+def _ignore_interrupt(signum: int, frame: object) -> None:
+    """A Python handler, not SIG_IGN: processes the task starts must not inherit an ignored SIGINT."""
+
+
+class _Worker:
+    def __init__(self, context: multiprocessing.context.BaseContext, task: Callable[[Path], Any]) -> None:
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=serve, args=(child, task), name="abgrade-grader", daemon=True)
+        self.process.start()
+        child.close()
+        self.job: Job | None = None
+        self.started = 0.0
+
+    def give(self, job: Job) -> None:
+        job.attempts += 1
+        self.job, self.started = job, time.monotonic()
+        try:
+            self.connection.send(job.path)
+        except OSError:
+            pass  # it died while idle: _collect reports the death and the job is retried
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.connection.close()
+
+
+def default_workers() -> int:
+    """The number of cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def run_jobs(jobs: list[Job], task: Callable[[Path], Any], workers: int, deadline: float,
+             on_result: Callable[[JobResult], None], on_tick: Callable[[int], None] = lambda running: None) -> None:
+    """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
+    `on_result` in this process as each job ends. A job whose worker dies or whose task
+    raises is retried (ATTEMPTS in all); one that runs longer than `deadline` seconds is
+    stopped and reported at once (it would only hang again). `on_tick(running)` is called
+    while waiting. Every worker is stopped on return, Ctrl-C included."""
+    context = _context()
+    queue = deque(jobs)
+    pool: list[_Worker] = []
+    try:
+        while queue or any(w.job for w in pool):
+            _dispatch(queue, pool, context, task, workers)
+            busy = [w for w in pool if w.job is not None]
+            wait([w.connection for w in busy] + [w.process.sentinel for w in busy], timeout=TICK_SECONDS)
+            for worker in busy:
+                result = _collect(worker, deadline)
+                if result is None:
+                    continue
+                worker.job = None
+                if not worker.process.is_alive():
+                    worker.stop()
+                    pool.remove(worker)
+                if result.retryable and result.job.attempts < ATTEMPTS:
+                    result.job.not_before = time.monotonic() + RETRY_DELAY_SECONDS * result.job.attempts
+                    queue.append(result.job)
+                else:
+                    on_result(result)
+            on_tick(sum(1 for w in pool if w.job is not None))
+    finally:
+        for worker in pool:
+            worker.stop()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["grader.batch.task"])
+    return context
+
+
+def _dispatch(queue: deque[Job], pool: list[_Worker], context: multiprocessing.context.BaseContext,
+              task: Callable[[Path], Any], workers: int) -> None:
+    now = time.monotonic()
+    for job in [j for j in queue if j.not_before <= now]:
+        worker = next((w for w in pool if w.job is None), None)
+        if worker is None:
+            if len(pool) >= workers:
+                return
+            worker = _Worker(context, task)
+            pool.append(worker)
+        queue.remove(job)
+        worker.give(job)
+
+
+def _collect(worker: _Worker, deadline: float) -> JobResult | None:
+    """The worker's job result if it has one now: a reply, a death, or an expired deadline."""
+    job = worker.job
+    assert job is not None
+    seconds = time.monotonic() - worker.started
+    if worker.connection.poll():
+        try:
+            status, value = worker.connection.recv()
+        except (EOFError, OSError):
+            pass  # it died without a word: see below
+        else:
+            if status == "ok":
+                return JobResult(job, value=value, seconds=seconds)
+            return JobResult(job, failure=str(value), seconds=seconds, retryable=True)
+    if not worker.process.is_alive():
+        worker.process.join()
+        return JobResult(job, failure=f"the grader process {exit_description(worker.process.exitcode)} "
+                                      "while grading", seconds=seconds, retryable=True)
+    if seconds > deadline:
+        worker.process.kill()
+        worker.process.join()
+        return JobResult(job, failure=f"grading took longer than {deadline:g} s; the grader process was stopped",
+                         seconds=seconds)
+    return None

@@ -1,0 +1,84 @@
+"""The class at a glance: how scores are spread, which checks fail most often, and which
+classic bugs (TestResult.diagnoses) explain them; as plain data and as a text table."""
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .gradebook import StoredGrade
+
+BIN_LABELS = tuple(f"{10 * i}-{10 * i + 9}%" for i in range(10)) + ("100%",)
+TOP = 10
+
+
+@dataclass
+class ClassSummary:
+    lab: str
+    scores: list[tuple[float, float]] = field(default_factory=list)   # (score, max) of each graded student
+    errors: list[tuple[str, str]] = field(default_factory=list)        # (student, why it could not be graded)
+    histogram: list[tuple[str, int]] = field(default_factory=list)     # (percent range, students)
+    failing_checks: list[tuple[str, int]] = field(default_factory=list)  # (test name, students failing it)
+    diagnoses: list[tuple[str, int]] = field(default_factory=list)     # (classic bug, students)
+
+
+def score_bin(score: float, most: float) -> int:
+    """Index into BIN_LABELS: tenths of the maximum, full marks in a bin of their own."""
+    if most <= 0 or score >= most:
+        return len(BIN_LABELS) - 1
+    return max(0, min(9, int(score * 10 / most)))
+
+
+def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSummary:
+    summary = ClassSummary(lab)
+    bins = [0] * len(BIN_LABELS)
+    failing: Counter[str] = Counter()
+    bugs: Counter[str] = Counter()
+    for grade in grades:
+        if grade.report is None:
+            summary.errors.append((grade.student, grade.error or "not graded"))
+            continue
+        report = grade.report
+        summary.scores.append((report.score, report.max_score))
+        bins[score_bin(report.score, report.max_score)] += 1
+        failing.update({t.name for t in report.tests if not t.passed})
+        bugs.update({d for t in report.tests for d in t.diagnoses})
+    summary.histogram = list(zip(BIN_LABELS, bins))
+    summary.failing_checks = _most_common(failing, top)
+    summary.diagnoses = _most_common(bugs, top)
+    return summary
+
+
+def _most_common(counter: Counter[str], top: int) -> list[tuple[str, int]]:
+    """Highest counts first, ties by name, so that the table is the same every run."""
+    return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:top]
+
+
+def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
+    """The text table printed at the end of a batch."""
+    lines = [f"Class summary, lab {summary.lab}: {len(summary.scores)} graded, {len(summary.errors)} not graded"]
+    if summary.scores:
+        points = [s for s, _ in summary.scores]
+        most = max(m for _, m in summary.scores)
+        lines.append(f"  score: mean {statistics.mean(points):.1f}, median {statistics.median(points):g}, "
+                     f"min {min(points):g}, max {max(points):g} (out of {most:g})")
+        lines.append("")
+        lines.append(f"  {'score':<9}{'students':>8}")
+        widest = max(n for _, n in summary.histogram) or 1
+        for label, count in summary.histogram:
+            lines.append(f"  {label:<9}{count:>8}  {'#' * round(20 * count / widest)}")
+    if summary.failing_checks:
+        lines += ["", f"  {'most frequent failing checks':<40}{'students':>8}"]
+        lines += [f"  {name:<40}{count:>8}" for name, count in summary.failing_checks]
+    if summary.diagnoses:
+        lines += ["", f"  {'most frequent diagnoses':<40}{'students':>8}"]
+        for name, count in summary.diagnoses:
+            lines.append(f"  {name:<40}{count:>8}  {_short(hints.get(name, ''))}")
+    if summary.errors:
+        lines += ["", "  not graded (a machine problem, not the student's; run the same command again):"]
+        lines += [f"    {student}: {why}" for student, why in summary.errors]
+    return "\n".join(lines)
+
+
+def _short(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."

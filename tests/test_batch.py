@@ -1,0 +1,667 @@
+"""`abgrade batch`: a whole class folder graded in parallel into a SQLite gradebook, with
+exports. The fast tests cover each piece (discovery, gradebook, pool, progress, feedback,
+summary); the slow ones run real batches of fixture submissions, kill them (SIGKILL,
+Ctrl-C) in the middle and resume them."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ElementTree
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.batch.discovery import Submission, compile_id_pattern, discover, file_hash
+from grader.batch.exports import feedback_names, write_exports
+from grader.batch.feedback import feedback_markdown, fenced
+from grader.batch.gradebook import GradeKey, Gradebook, StoredGrade
+from grader.batch.picture import class_picture
+from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
+from grader.batch.progress import Progress, clock, eta_seconds
+from grader.batch.runner import BatchOptions, needs_grading, run_batch
+from grader.batch.summary import BIN_LABELS, score_bin, summarize
+from grader.batch.task import GradeTask
+from grader.labs import get_lab
+from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
+from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox.notebook import KernelStartError
+
+from .notebook_builder import notebook_from_py
+
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+FIXTURES = TESTS / "fixtures"
+SEED = 4242
+ID_PATTERN = r"_(?P<id>\d+)_"
+
+
+# --- helpers ------------------------------------------------------------------------
+
+
+def write_batch_spec(folder: Path) -> Path:
+    """The tight-limits tree spec (three fixed cases, 1 s per case) with three hidden random
+    cases and a 3 s budget per submission, so that a hang costs seconds, not minutes."""
+    spec = yaml.safe_load((FIXTURES / "specs" / "tree_tight_limits.yaml").read_text())
+    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 512}
+    spec["checks"]["random"] = {"points": 1, "visibility": "hidden"}
+    spec["random"] = {"count": 3, "branching": [1, 3], "depth": [2, 4], "values": "int",
+                      "value_range": [-9, 9], "tie_rate": 0.3}
+    path = folder / "batch_spec.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def abgrade_batch(folder: Path, out: Path, *extra: object, spec: Path | None = None, lab: str = "tree",
+                  popen: bool = False):
+    args = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", lab, "--out", str(out),
+            *(["--spec", str(spec)] if spec else []), *map(str, extra)]
+    if popen:
+        return subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    return subprocess.run(args, cwd=PROJECT, capture_output=True, text=True, timeout=300)
+
+
+def rows(out: Path, query: str, *params: object) -> list[tuple]:
+    with closing(sqlite3.connect(out / "gradebook.sqlite", timeout=30)) as db:
+        return db.execute(query, params).fetchall()
+
+
+def scores(out: Path) -> dict[str, tuple[str, float | None]]:
+    return {s: (status, score) for s, status, score in rows(out, "SELECT student, status, score FROM submissions")}
+
+
+def wait_for_rows(out: Path, count: int, process: subprocess.Popen, timeout: float = 120) -> None:
+    """Poll the gradebook (WAL: readers don't block the batch) until it holds `count` rows."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        if (out / "gradebook.sqlite").exists():
+            try:
+                found = rows(out, "SELECT count(*) FROM submissions")[0][0]
+            except sqlite3.OperationalError:  # tables not created yet
+                found = 0
+            if found >= count:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"the gradebook never reached {count} rows")
+
+
+def assert_consistent(out: Path, tests_per_student: dict[str, int]) -> None:
+    """Integrity holds, and every stored submission has all of its tests (no half rows)."""
+    assert rows(out, "PRAGMA integrity_check") == [("ok",)]
+    assert rows(out, "PRAGMA foreign_key_check") == []
+    counts = dict(rows(out, "SELECT student, count(*) FROM tests GROUP BY student"))
+    for student, status in rows(out, "SELECT student, status FROM submissions"):
+        assert status == "graded"
+        assert counts.get(student) == tests_per_student[student], student
+
+
+def report_of(tests: list[GradedTest]) -> GradeReport:
+    return GradeReport(lab="tree", submission="x.py", tests=tests)
+
+
+def stored(student: str, tests: list[GradedTest]) -> StoredGrade:
+    return StoredGrade(student, f"{student}.py", "graded", 1, SEED, 0.5, "now", report_of(tests))
+
+
+# --- discovery ----------------------------------------------------------------------
+
+
+def test_discovery_takes_files_and_folders_and_reports_the_rest(tmp_path):
+    (tmp_path / "ann.py").write_text("x = 1\n")
+    (tmp_path / "bob").mkdir()
+    (tmp_path / "bob" / "lab.ipynb").write_text("{}")
+    (tmp_path / "bob" / "helpers.py").write_text("")                 # a notebook wins over helpers
+    (tmp_path / "bob" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "bob" / ".ipynb_checkpoints" / "lab-checkpoint.ipynb").write_text("{}")
+    (tmp_path / "cy").mkdir()
+    (tmp_path / "cy" / "nested").mkdir()
+    (tmp_path / "cy" / "nested" / "lab.py").write_text("")           # one .py anywhere inside
+    (tmp_path / "dee").mkdir()
+    (tmp_path / "dee" / "a.ipynb").write_text("{}")
+    (tmp_path / "dee" / "b.ipynb").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / ".DS_Store").write_text("")
+
+    found = discover(tmp_path)
+
+    assert [(s.student, s.shown) for s in found.submissions] == [
+        ("ann", "ann.py"), ("bob", "bob/lab.ipynb"), ("cy", "cy/nested/lab.py")]
+    assert found.submissions[0].file_hash == file_hash(tmp_path / "ann.py")
+    assert len(found.problems) == 3
+    assert any(p.startswith("dee: folder with 2 .ipynb files") for p in found.problems)
+    assert any(p.startswith("empty: folder without") for p in found.problems)
+    assert any(p.startswith("notes.txt: not a submission") for p in found.problems)
+
+
+def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_path):
+    for name in ("smith_john_12345_lab.ipynb", "doe_jane_23456_lab.py", "doe_jane_23456_lab-1.py", "notes_lab.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "roe_rick_34567_assignsubmission_file_").mkdir()
+    (tmp_path / "roe_rick_34567_assignsubmission_file_" / "tree.py").write_text("")
+
+    found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
+
+    assert {s.student: s.shown for s in found.submissions} == {
+        "12345": "smith_john_12345_lab.ipynb", "34567": "roe_rick_34567_assignsubmission_file_/tree.py"}
+    assert any(p.startswith("notes_lab.py: name does not match --id-pattern") for p in found.problems)
+    assert any("'23456' has 2 submissions" in p for p in found.problems)
+
+
+@pytest.mark.parametrize("pattern", [r"(\d+)", r"(?P<id>\d+", r"(?P<student>\d+)"])
+def test_id_pattern_must_compile_and_name_a_group_id(pattern):
+    with pytest.raises(ValueError, match="--id-pattern"):
+        compile_id_pattern(pattern)
+
+
+# --- progress -----------------------------------------------------------------------
+
+
+def test_eta_follows_the_throughput_of_all_workers():
+    assert eta_seconds(0, 30, 5.0) is None
+    assert eta_seconds(10, 30, 20.0) == pytest.approx(40.0)
+    assert eta_seconds(30, 30, 60.0) == 0
+    assert (clock(None), clock(65), clock(3725)) == ("?", "1:05", "1:02:05")
+
+
+def test_progress_redraws_one_line_on_a_terminal_and_writes_lines_elsewhere():
+    terminal, log = io.StringIO(), io.StringIO()
+    for stream, live in ((terminal, True), (log, False)):
+        progress = Progress(2, stream, live)
+        progress.tick(2)
+        progress.finished("ann", "17/21")
+        progress.close()
+    assert terminal.getvalue().count("\r") == 2 and "1/2 [" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\n") and "ETA" in terminal.getvalue()
+    assert log.getvalue().startswith("[1/2] ann: 17/21  (0:00 elapsed, ETA ")
+
+
+# --- gradebook ----------------------------------------------------------------------
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                      max_size=3), max_leaves=6)
+graded_tests = st.builds(
+    GradedTest, name=st.text(max_size=20), kind=st.sampled_from(CHECK_KINDS),
+    max_score=st.floats(min_value=0, max_value=100, allow_nan=False), passed=st.booleans(),
+    output=st.text(max_size=50), visibility=st.sampled_from(VISIBILITIES), case=st.none() | st.text(max_size=10),
+    diagnoses=st.lists(st.text(max_size=10), max_size=3),
+    details=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3))
+
+
+def submission(tmp_path: Path, student: str = "ann", text: str = "x = 1\n") -> Submission:
+    path = tmp_path / f"{student}.py"
+    path.write_text(text)
+    return Submission(student, path, file_hash(path), path.name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tests=st.lists(graded_tests, max_size=6))
+def test_gradebook_gives_back_exactly_the_tests_it_stored(tmp_path_factory, tree_spec, tests):
+    folder = tmp_path_factory.mktemp("book")
+    book = Gradebook(folder / "gradebook.sqlite")
+    run = book.start_run(tree_spec, SEED, 2, folder)
+    book.record_report(run, tree_spec, SEED, submission(folder), report_of(tests), 1.5)
+    [grade] = book.grades("tree", ["ann"])
+    book.close()
+    assert grade.status == "graded" and grade.report.tests == tests
+    assert grade.report.score == pytest.approx(sum(t.score for t in tests))
+
+
+def test_gradebook_is_wal_and_a_failed_write_leaves_the_old_grade_whole(tmp_path, tree_spec):
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    assert book.db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    run = book.start_run(tree_spec, SEED, 1, tmp_path)
+    ann = submission(tmp_path)
+    good = [GradedTest("seed: value", "value", 2, True), GradedTest("seed: nodes", "nodes", 1, False)]
+    book.record_report(run, tree_spec, SEED, ann, report_of(good), 1.0)
+    unstorable = [GradedTest("seed: value", "value", 2, True, details={"nodes": {"a0"}})]  # a set: not JSON
+    with pytest.raises(TypeError):
+        book.record_report(run, tree_spec, SEED, ann, report_of(good + unstorable), 1.0)
+    [grade] = book.grades("tree", ["ann"])
+    assert grade.report.tests == good
+
+
+def test_only_missing_changed_errored_or_stale_submissions_need_grading(tmp_path, tree_spec):
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    run = book.start_run(tree_spec, SEED, 1, tmp_path)
+    ann, bob, cy, dee = (submission(tmp_path, name) for name in ("ann", "bob", "cy", "dee"))
+    for graded in (ann, bob):
+        book.record_report(run, tree_spec, SEED, graded, report_of([]), 1.0)
+    book.record_error(run, tree_spec, SEED, cy, "KernelStartError: no kernel", 1.0)
+    keys = book.valid_keys("tree")
+    assert keys == {s.student: GradeKey(s.file_hash, tree_spec.version, tree_spec.digest, SEED) for s in (ann, bob)}
+    assert book.last_seed(tree_spec) == SEED
+
+    bob_edited = submission(tmp_path, "bob", "x = 2\n")
+    ipynb = Submission("zed", tmp_path / "zed.ipynb", "h", "zed.ipynb")
+    current = [ann, bob_edited, cy, dee, ipynb]
+    assert [s.student for s in needs_grading(current, keys, tree_spec, SEED, False)] == ["zed", "bob", "cy", "dee"]
+    assert len(needs_grading(current, keys, tree_spec, SEED + 1, False)) == 5  # another seed: other hidden cases
+    assert len(needs_grading([ann], keys, tree_spec, SEED, True)) == 1         # --regrade
+
+
+# --- feedback, summary, exports -------------------------------------------------------
+
+FAILED_VISIBLE = GradedTest("seed: pruned", "pruned", 2, False, "You read c4.", diagnoses=["strict_cutoff"])
+FAILED_HIDDEN = GradedTest("random 1: random", "random", 1, False, "The tree: SECRET", "hidden", "random 1")
+NOT_RUN = [GradedTest(f"{case}: value", "value", 2, False, "not run: no load") for case in ("a", "b", "c")]
+
+
+def test_feedback_withholds_hidden_details_unless_asked():
+    grade = stored("ann", [GradedTest("load", "load", 1, True), FAILED_VISIBLE, FAILED_HIDDEN])
+    text = feedback_markdown(grade, "tree")
+    assert "**Score: 1 / 4**" in text
+    assert "| pruned | 0 | 2 | FAIL |" in text and "| load | 1 | 1 | ok |" in text
+    assert "You read c4." in text
+    assert "random 1: random (0 / 1)" in text and "SECRET" not in text
+    assert "SECRET" in feedback_markdown(grade, "tree", show_hidden=True)
+
+
+def test_feedback_shares_one_block_among_tests_with_the_same_output():
+    text = feedback_markdown(stored("ann", NOT_RUN), "tree")
+    assert text.count("not run: no load") == 1
+    assert "The same for: b: value (0 / 2), c: value (0 / 2)." in text
+
+
+def test_fence_survives_backticks_in_the_output():
+    block = fenced("a ``` b ```` c")
+    assert block.startswith("`````text\n") and block.endswith("\n`````")
+
+
+def test_feedback_of_an_ungraded_submission_blames_the_machine():
+    grade = StoredGrade("ann", "ann.ipynb", "error", 1, SEED, 9.0, "now", None, "KernelStartError: x")
+    assert "problem on the grading machine, not in your code" in feedback_markdown(grade, "tree")
+
+
+def test_summary_bins_scores_and_counts_students_per_failing_check_and_diagnosis():
+    assert [score_bin(s, 20) for s in (0, 1.9, 2, 14, 19.99, 20)] == [0, 0, 1, 7, 9, 10]
+    assert BIN_LABELS[score_bin(5, 0)] == "100%"
+    grades = [stored("ann", [FAILED_VISIBLE, GradedTest("load", "load", 2, True)]),
+              stored("bob", [FAILED_VISIBLE, FAILED_HIDDEN]),
+              stored("cy", [GradedTest("load", "load", 2, True)]),
+              StoredGrade("dee", "dee.py", "error", 1, SEED, 1.0, "now", None, "the grader process died")]
+    summary = summarize("tree", grades)
+    assert summary.scores == [(2, 4), (0, 3), (2, 2)]
+    assert dict(summary.histogram)["50-59%"] == 1 and dict(summary.histogram)["100%"] == 1
+    assert summary.failing_checks == [("seed: pruned", 2), ("random 1: random", 1)]
+    assert summary.diagnoses == [("strict_cutoff", 2)]
+    assert summary.errors == [("dee", "the grader process died")]
+
+
+def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
+    grades = [stored("ann/<1>", [FAILED_VISIBLE, GradedTest("load", "load", 1, True)]),
+              StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "the grader process died")]
+    summary = summarize("tree", grades)
+    write_exports(grades, summary, {"strict_cutoff": "cut at >="}, tmp_path, show_hidden=False)
+
+    with (tmp_path / "grades.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    assert table[0] == {"student": "ann/<1>", "file": "ann/<1>.py", "status": "graded", "score": "1",
+                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2", "error": ""}
+    assert (table[1]["status"], table[1]["score"], table[1]["error"]) == ("error", "", "the grader process died")
+    # an HTML report for each graded student; the ungraded one gets the Markdown note only
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ann__1_.html", "ann__1_.md", "bob.md"]
+    assert "seed: pruned" in (tmp_path / "feedback" / "ann__1_.html").read_text()
+    svg = ElementTree.fromstring((tmp_path / "summary.svg").read_text())
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "seed: pruned" in texts and "100%" in texts
+    assert "strict_cutoff" in (tmp_path / "summary.txt").read_text()
+
+
+def test_feedback_names_are_safe_and_distinct():
+    names = feedback_names(["a b", "a_b", "../x", ""])
+    assert (names["a b"], names["../x"], names[""]) == ("a_b.md", "_x.md", "student.md")
+    assert re.fullmatch(r"a_b-[0-9a-f]{8}\.md", names["a_b"])
+
+
+def test_picture_escapes_names_and_draws_one_bar_per_failing_check():
+    summary = summarize("tree", [stored("ann", [GradedTest("<&> case: value", "value", 1, False)])])
+    svg = ElementTree.fromstring(class_picture(summary))
+    bars = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#c0504d"]
+    assert len(bars) == 1
+
+
+# --- the pool -------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedTask:
+    """A stand-in for grading whose behaviour is the job's file name: `die` kills its
+    worker (`die-once` only on the first attempt), `raise-once` raises like a kernel that
+    can't start, `hang` never returns; anything else returns the name."""
+
+    marks: Path
+
+    def __call__(self, path: Path) -> str:
+        first = not (self.marks / path.name).exists()
+        (self.marks / path.name).touch()
+        if path.name == "die" or (path.name == "die-once" and first):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if path.name == "raise-once" and first:
+            raise KernelStartError("could not start a Jupyter kernel: busy")
+        if path.name == "hang":
+            time.sleep(600)
+        return path.name.upper()
+
+
+def test_pool_survives_workers_that_die_raise_or_hang(tmp_path):
+    names = ["ok-1", "die-once", "raise-once", "die", "hang", "ok-2"]
+    results: dict[str, JobResult] = {}
+    started = time.monotonic()
+    run_jobs([Job(n, tmp_path / n) for n in names], ScriptedTask(tmp_path), workers=2, deadline=5.0,
+             on_result=lambda r: results.setdefault(r.job.key, r))
+    assert time.monotonic() - started < 30
+    assert set(results) == set(names)
+    for name in ("ok-1", "ok-2", "die-once", "raise-once"):
+        assert (results[name].value, results[name].failure) == (name.upper(), None), results[name]
+    assert results["die-once"].job.attempts == 2 and results["raise-once"].job.attempts == 2
+    assert results["die"].value is None and "killed by SIGKILL" in results["die"].failure
+    assert results["die"].job.attempts == ATTEMPTS
+    assert "longer than 5 s" in results["hang"].failure and results["hang"].job.attempts == 1
+
+
+def test_pool_starts_workers_from_a_fork_server_when_this_process_has_threads(tmp_path):
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        results: list[JobResult] = []
+        run_jobs([Job(n, tmp_path / n) for n in ("a", "b")], ScriptedTask(tmp_path), 2, 30.0, results.append)
+    finally:
+        stop.set()
+        helper.join()
+    assert sorted(r.value for r in results) == ["A", "B"]
+
+
+# --- real batches (slow) ---------------------------------------------------------------
+
+NOTEBOOK_TWINS = {"12345": "correct_seed_style", "12346": "bug_strict_cutoff", "23456": "hostile_error_after_def"}
+TIMING_DEPENDENT = {"hostile_tie_loop"}  # how many of its tied cases hang before the budget runs out varies
+SANDBOX_HOSTILE = ("kills_parent", "sleeping_children", "endless_thread", "os_exit_at_import", "sys_exit_in_call",
+                   "ignores_sigterm", "memory_hog")  # from tests/fixtures/hostile
+BROKEN = {"hostile_import_loop", "hostile_exit_at_import", "os_exit_at_import", "sys_exit_in_call", "ignores_sigterm",
+          "memory_hog"}
+
+
+@dataclass
+class ClassFolder:
+    folder: Path
+    spec: Path
+    fixture_of: dict[str, str]   # student id -> fixture name
+
+
+@pytest.fixture(scope="module")
+def tree_class(tmp_path_factory) -> ClassFolder:
+    """40-odd tree submissions: every fixture of tests/fixtures/tree and the process-level
+    hostile ones of tests/fixtures/hostile as `.py` (LMS-style names `<fixture>_<id>_lab.py`),
+    and three notebooks: an LMS download, a second file, and a folder per student with a
+    helper `.py` beside the notebook."""
+    root = tmp_path_factory.mktemp("class")
+    folder = root / "submissions"
+    folder.mkdir()
+    fixture_of: dict[str, str] = {}
+    fixtures = sorted(p for p in (FIXTURES / "tree").glob("*.py") if p.stem not in TIMING_DEPENDENT)
+    fixtures += [FIXTURES / "hostile" / f"{name}.py" for name in SANDBOX_HOSTILE]
+    for number, py in enumerate(fixtures, start=10001):
+        shutil.copyfile(py, folder / f"{py.stem}_{number}_lab.py")
+        fixture_of[str(number)] = py.stem
+    notebook_from_py(FIXTURES / "tree" / "correct_seed_style.py", folder / "smith_john_12345_lab.ipynb")
+    notebook_from_py(FIXTURES / "tree" / "bug_strict_cutoff.py", folder / "roe_rick_12346_lab.ipynb")
+    student = folder / "doe_jane_23456_assignsubmission_file_"
+    student.mkdir()
+    notebook_from_py(FIXTURES / "tree" / "hostile_error_after_def.py", student / "lab.ipynb")
+    (student / "helpers.py").write_text("HELP = 1\n")
+    fixture_of.update(NOTEBOOK_TWINS)
+    assert len(fixture_of) >= 30
+    return ClassFolder(folder, write_batch_spec(root), fixture_of)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tree_class, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("uninterrupted")
+    run = abgrade_batch(tree_class.folder, out, "--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN,
+                        spec=tree_class.spec)
+    return out, run
+
+
+def stored_test_counts(out: Path) -> dict[str, int]:
+    return dict(rows(out, "SELECT student, count(*) FROM tests GROUP BY student"))
+
+
+@pytest.mark.slow
+def test_class_batch_grades_every_student_once_in_two_workers(tree_class, uninterrupted):
+    out, run = uninterrupted
+    assert run.returncode == 0, run.stderr
+    graded = scores(out)
+    assert set(graded) == set(tree_class.fixture_of)
+    assert all(status == "graded" for status, _ in graded.values())
+    maximum = rows(out, "SELECT max(max_score) FROM submissions")[0][0]
+    for student, fixture in tree_class.fixture_of.items():
+        if fixture.startswith("correct_"):
+            assert graded[student][1] == maximum, fixture
+        if fixture.startswith(("bug_", "load_")) or fixture in BROKEN:
+            assert graded[student][1] < maximum, fixture
+    twins = {fixture: student for student, fixture in tree_class.fixture_of.items() if student not in NOTEBOOK_TWINS}
+    for student, fixture in NOTEBOOK_TWINS.items():  # a notebook grades like its .py twin
+        assert graded[student] == graded[twins[fixture]], fixture
+    assert rows(out, "SELECT file FROM submissions WHERE student = '23456'") == [
+        ("doe_jane_23456_assignsubmission_file_/lab.ipynb",)]
+    assert rows(out, "SELECT jobs, seed, status FROM runs") == [(2, SEED, "complete")]
+    assert_consistent(out, stored_test_counts(out))
+
+    progress = [line for line in run.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == len(graded) and all("ETA" in line for line in progress)
+    assert f"Class summary, lab tree: {len(graded)} graded, 0 not graded" in run.stdout
+    assert "most frequent failing checks" in run.stdout
+
+
+@pytest.mark.slow
+def test_class_batch_exports(tree_class, uninterrupted):
+    out, _ = uninterrupted
+    with (out / "grades.csv").open() as handle:
+        table = {row["student"]: row for row in csv.DictReader(handle)}
+    assert {s: float(r["score"]) for s, r in table.items()} == {s: v for s, (_, v) in scores(out).items()}
+    assert {"value", "value_max", "random", "random_max", "limits"} <= set(next(iter(table.values())))
+    assert len(list((out / "feedback").glob("*.md"))) == len(table)
+    strict = (out / "feedback" / "12346.md").read_text()
+    assert "Likely cause: You cut off only when alpha > beta" in strict
+    secrets = rows(out, "SELECT output FROM tests WHERE student = '12346' AND visibility = 'hidden' AND passed = 0")
+    assert secrets and all(output not in strict for (output,) in secrets)
+    ElementTree.fromstring((out / "summary.svg").read_text())
+
+
+@pytest.mark.slow
+def test_sigkill_in_the_middle_then_resume_grades_only_the_missing(tree_class, uninterrupted, tmp_path):
+    reference, _ = uninterrupted
+    out = tmp_path / "out"
+    args = ("--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN)
+    batch = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec, popen=True)
+    wait_for_rows(out, 8, batch)
+    os.killpg(batch.pid, signal.SIGKILL)
+    batch.communicate(timeout=30)
+    kept = scores(out)
+    assert 8 <= len(kept) < len(tree_class.fixture_of)
+    assert_consistent(out, stored_test_counts(reference))
+    assert rows(out, "SELECT status FROM runs") == [("running",)]  # it never got to say more
+
+    resumed = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(tree_class.fixture_of) - len(kept)} to grade" in resumed.stderr
+    run_ids = dict(rows(out, "SELECT student, run_id FROM submissions"))
+    assert {s for s, run_id in run_ids.items() if run_id == 1} == set(kept)
+    assert sum(run_id == 2 for run_id in run_ids.values()) == len(tree_class.fixture_of) - len(kept)
+    everyone = len(tree_class.fixture_of)
+    assert rows(out, "SELECT count(*), count(DISTINCT student) FROM submissions") == [(everyone, everyone)]
+    assert scores(out) == scores(reference)
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_a_consistent_gradebook(tree_class, uninterrupted, tmp_path):
+    reference, _ = uninterrupted
+    out = tmp_path / "out"
+    batch = abgrade_batch(tree_class.folder, out, "--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN,
+                          spec=tree_class.spec, popen=True)
+    wait_for_rows(out, 4, batch)
+    os.killpg(batch.pid, signal.SIGINT)  # what a terminal sends the whole foreground group
+    _, stderr = batch.communicate(timeout=60)
+    assert batch.returncode == 130, stderr
+    assert "interrupted after" in stderr and "Traceback" not in stderr
+    assert rows(out, "SELECT status FROM runs") == [("interrupted",)]
+    assert_consistent(out, stored_test_counts(reference))
+    assert all(scores(reference)[s] == v for s, v in scores(out).items())
+
+
+@pytest.fixture
+def small_class(tmp_path) -> Path:
+    folder = tmp_path / "small"
+    folder.mkdir()
+    for name in ("correct_seed_style", "bug_strict_cutoff", "bug_no_pruning", "correct_negamax"):
+        shutil.copyfile(FIXTURES / "tree" / f"{name}.py", folder / f"{name}.py")
+    return folder
+
+
+@pytest.mark.slow
+def test_rerun_grades_only_the_edited_submission_and_regrade_forces_all(small_class, tmp_path):
+    out, spec = tmp_path / "out", write_batch_spec(tmp_path)
+    first = abgrade_batch(small_class, out, "--jobs", 2, spec=spec)
+    assert first.returncode == 0 and "4 to grade" in first.stderr
+    seed = rows(out, "SELECT seed FROM runs")[0][0]
+
+    assert "0 to grade" in abgrade_batch(small_class, out, spec=spec).stderr
+    with (small_class / "bug_no_pruning.py").open("a") as handle:
+        handle.write("\n# fixed it? not really\n")
+    edited = abgrade_batch(small_class, out, spec=spec)
+    assert "1 to grade" in edited.stderr
+    assert rows(out, "SELECT student FROM submissions WHERE run_id = 3") == [("bug_no_pruning",)]
+    assert {s for (s,) in rows(out, "SELECT DISTINCT seed FROM runs")} == {seed}  # reruns keep the class's seed
+
+    forced = abgrade_batch(small_class, out, "--regrade", spec=spec)
+    assert "4 to grade" in forced.stderr
+    assert rows(out, "SELECT count(*) FROM submissions WHERE run_id = 4") == [(4,)]
+    assert rows(out, "SELECT seed FROM runs WHERE id = 4") != [(seed,)]  # a fresh seed for a regrade
+
+    (tmp_path / "other").mkdir()
+    other_spec = write_batch_spec(tmp_path / "other")
+    other_spec.write_text(other_spec.read_text() + "# reworded\n")
+    assert "4 to grade" in abgrade_batch(small_class, out, spec=other_spec).stderr  # the spec changed
+
+
+@pytest.mark.slow
+def test_batch_killed_alone_leaves_no_grader_or_student_process(small_class, tmp_path):
+    shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / "a_loop.py")
+    shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / "b_loop.py")
+    out = tmp_path / "out"
+    batch = abgrade_batch(small_class, out, "--jobs", 2, spec=write_batch_spec(tmp_path), popen=True)
+    deadline = time.monotonic() + 30
+    while len(descendants(batch.pid)) < 5 and time.monotonic() < deadline:  # fork server, 2 graders, students
+        time.sleep(0.05)
+    family = descendants(batch.pid)
+    os.kill(batch.pid, signal.SIGKILL)  # only the batch itself: the rest must follow
+    batch.communicate(timeout=30)
+    deadline = time.monotonic() + 15
+    while [p for p in family if alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [p for p in family if alive(p)] == []
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@dataclass
+class KernelWontStart(GradeTask):
+    """Real grading behind a machine that can't start a kernel: on the first attempt at
+    each file, or always."""
+
+    marks: Path | None = None
+    always: bool = False
+
+    def __call__(self, path: Path) -> GradeReport:
+        mark = self.marks / path.name
+        if self.always or not mark.exists():
+            mark.touch()
+            raise KernelStartError("could not start a Jupyter kernel: test")
+        return super().__call__(path)
+
+
+@pytest.mark.slow
+def test_kernel_start_failures_are_retried_and_never_the_students_fault(tmp_path, tree_spec, grade):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("correct_seed_style", "bug_strict_cutoff"):
+        shutil.copyfile(FIXTURES / "tree" / f"{name}.py", folder / f"{name}.py")
+    lab, options = get_lab("tree"), BatchOptions(folder, tmp_path / "out", jobs=2, seed=SEED)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    stuck = run_batch(options, lab, tree_spec, io.StringIO(), KernelWontStart("tree", tree_spec, SEED, marks, True))
+    assert sorted(s for s, _ in stuck.summary.errors) == ["bug_strict_cutoff", "correct_seed_style"]
+    assert stuck.summary.scores == []
+    assert "KernelStartError" in stuck.summary.errors[0][1]
+    feedback = (tmp_path / "out" / "feedback" / "correct_seed_style.md").read_text()
+    assert "not in your code" in feedback
+
+    shutil.rmtree(marks)
+    marks.mkdir()
+    flaky = run_batch(options, lab, tree_spec, io.StringIO(), KernelWontStart("tree", tree_spec, SEED, marks))
+    assert flaky.graded_now == 2 and flaky.summary.errors == []
+    expected = [(grade(name, seed=SEED).score, 63) for name in ("bug_strict_cutoff", "correct_seed_style")]
+    assert flaky.summary.scores == expected  # as if the machine had never failed
+
+
+@pytest.mark.slow
+def test_negamax_batch(tmp_path):
+    folder = tmp_path / "negamax"
+    folder.mkdir()
+    for name in ("course", "fail_hard", "textbook_fail_soft", "window_not_swapped", "utility_sign_flipped"):
+        shutil.copyfile(FIXTURES / "negamax" / f"{name}.py", folder / f"{name}.py")
+    run = abgrade_batch(folder, tmp_path / "out", "--jobs", 2, "--seed", SEED, lab="negamax")
+    assert run.returncode == 0, run.stderr
+    graded = {s: score for s, (_, score) in scores(tmp_path / "out").items()}
+    maximum = rows(tmp_path / "out", "SELECT max(max_score) FROM submissions")[0][0]
+    assert {s for s, v in graded.items() if v == maximum} == {"course", "fail_hard", "textbook_fail_soft"}
+    assert len(graded) == 5
+
+
+def test_cli_refuses_bad_arguments_with_exit_code_2(tmp_path):
+    (tmp_path / "a.py").write_text("")
+    for args in ([tmp_path / "missing"], [tmp_path, "--id-pattern", r"(\d+)"], [tmp_path, "--jobs", 0]):
+        run = subprocess.run([sys.executable, "-m", "grader", "batch", *map(str, args), "--lab", "tree"],
+                             cwd=PROJECT, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 2 and run.stderr.startswith("abgrade: "), run.stderr
