@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from .checks import Verdict
@@ -86,7 +86,7 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
                 calls = [sanitize_call(c) for c in reply.get("calls", [])] if isinstance(reply.get("calls"), list) else []
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, _judge(plan, calls)))
-        consistent = _consistent_bugs(judgement for _, judgement in judged)
+        consistent = _consistent_bugs([judgement for _, judgement in judged])
         for plan, judgement in judged:
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
@@ -125,12 +125,16 @@ def _visibility(spec: Spec, plan: CasePlan, kind: str) -> str:
     return plan.visibility or (policy.visibility if policy else "visible")
 
 
-def _consistent_bugs(judgements: Iterable[Judgement]) -> frozenset[str] | None:
-    """The classic bugs that explain every request that speaks about bugs."""
+def _consistent_bugs(judgements: list[Judgement]) -> frozenset[str] | None:
+    """The classic bugs that explain every request that speaks about bugs (worked out
+    only when some verdict names a bug at all)."""
+    if not any(v.diagnoses for judgement in judgements for v in judgement.verdicts.values()):
+        return None
     consistent: frozenset[str] | None = None
     for judgement in judgements:
-        if judgement.consistent_bugs is not None:
-            consistent = judgement.consistent_bugs if consistent is None else consistent & judgement.consistent_bugs
+        bugs = judgement.bugs()
+        if bugs is not None:
+            consistent = bugs if consistent is None else consistent & bugs
     return consistent
 
 

@@ -275,7 +275,10 @@ def _left_over(matches: Callable[[int, str], bool], wait: float = 3.0) -> list[i
 
 
 def _my_workers(parent: int, cmdline: str) -> bool:
-    return parent == os.getpid()
+    """Children of this test process, except the fork server and resource tracker that
+    multiprocessing keeps for the whole process once a batch pool has used them."""
+    helpers = ("multiprocessing.forkserver", "multiprocessing.resource_tracker")
+    return parent == os.getpid() and not any(helper in cmdline for helper in helpers)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

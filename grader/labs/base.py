@@ -16,14 +16,23 @@ from ..spec import Spec
 
 
 
+BugSet = frozenset[str] | None
+
+
 @dataclass(frozen=True)
 class Judgement:
     """Verdicts per check kind for one request, and which classic bugs would have produced
     exactly what was observed (None: this request says nothing about bugs). The pipeline
-    keeps a diagnosis only if every request that speaks about bugs is consistent with it."""
+    keeps a diagnosis only if every request that speaks about bugs is consistent with it.
+    `consistent_bugs` may be a function: replaying bugs is only worth it when some test
+    failed, so the pipeline calls it only then."""
 
     verdicts: dict[str, Verdict]
-    consistent_bugs: frozenset[str] | None = None
+    consistent_bugs: BugSet | Callable[[], BugSet] = None
+
+    def bugs(self) -> BugSet:
+        found = self.consistent_bugs
+        return found() if callable(found) else found
 
 
 Judge = Callable[[list[dict]], Judgement]

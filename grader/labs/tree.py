@@ -3,6 +3,8 @@ and `terminal_nodes` (DESIGN.md). The observer records which nodes are read; thi
 plans the calls and judges the reads against the reference."""
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from math import inf
 
 from reference.random_trees import random_tree
@@ -132,7 +134,8 @@ def _case_plans(case: TreeCase) -> list[CasePlan]:
         probes = [probe for _, probe in paired]
 
         def judge_bounds(observed: list[dict]) -> Judgement:
-            return Judgement({"bounds": _judge_bounds(probes, observed)}, _bugs_behind_calls(tree, calls, observed))
+            return Judgement({"bounds": _judge_bounds(probes, observed)},
+                             lambda: _bugs_behind_calls(tree, calls, observed))
 
         plans.append(CasePlan(header.name, _request(f"{header.name}/bounds", tree, calls), ("bounds",),
                               judge_bounds, header.visibility, header.points))
@@ -167,7 +170,7 @@ def _judge_search(call: dict, tree: GameTree, value: float, nodes: int, expected
         failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
-    bugs = _matching_bugs(tree, _root_call(tree), reads, call.get("returned"))
+    bugs = functools.cache(lambda: _matching_bugs(tree, _root_call(tree), reads, call.get("returned")))
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), value, text)
@@ -224,7 +227,10 @@ def _bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[dict]) 
     return consistent
 
 
-def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], bugs: frozenset[str]) -> Verdict:
+def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str],
+                  bugs: Callable[[], frozenset[str]]) -> Verdict:
+    if reads == expected_order:
+        return check_expansions(reads, expected_order)
     read = set(expected_order)
     pruned_roots = [n for n in tree.nodes() if n not in read and tree.parent(n) in read]
     pruned = [n for n in tree.nodes() if n not in read]
@@ -232,7 +238,7 @@ def _judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str], b
                + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else "."))
     if not reads:
         summary = f"{NO_READS_HINT}\n{summary}"
-    return check_expansions(reads, expected_order, diagnoses=sorted(bugs), extra=summary)
+    return check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
 
 
 def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:

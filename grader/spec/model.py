@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import SpecError
-from .yaml_lines import LineDict, line_of
+
+if TYPE_CHECKING:
+    from .yaml_lines import LineDict
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Spec:
 
     def error(self, container: Any, key: Any, field_name: str, problem: str) -> SpecError:
         """A SpecError pointing at `key` inside `container` (a parsed YAML node)."""
+        from .yaml_lines import line_of
+
         return SpecError(self.path, line_of(container, key), field_name, problem)
 
     def policy(self, kind: str) -> CheckPolicy | None:
