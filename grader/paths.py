@@ -20,7 +20,6 @@ PROJECT_DIR = _CHECKOUT_DIR if IS_CHECKOUT else PACKAGE_DIR
 SPECS_DIR = _CHECKOUT_DIR / "specs" if IS_CHECKOUT else PACKAGE_DIR / "specs"
 EXERCISES_DIR = _CHECKOUT_DIR / "exercises"  # only in a checkout: generated, not installed
 SOLUTIONS_DIR = _CHECKOUT_DIR / "reference" / "solutions"  # `reference` is installed beside `grader`
-DEMO_DIR = PACKAGE_DIR / "demo"
 # What the sandbox covers in the student process: the whole checkout, or, installed, the
 # two packages (their parent, site-packages, stays visible for numpy and ipykernel).
 PRIVATE_DIRS = (_CHECKOUT_DIR,) if IS_CHECKOUT else (PACKAGE_DIR, _CHECKOUT_DIR / "reference")

@@ -79,6 +79,3 @@ class Lab(ABC):
     @abstractmethod
     def verify(self, spec: Spec) -> list[str]:
         """Recompute every stored expectation with the reference; one line per mismatch."""
-
-    def visible_only(self, plans: list[CasePlan]) -> list[CasePlan]:
-        return [p for p in plans if p.visibility in (None, "visible")]

@@ -20,41 +20,38 @@ class ReadLog:
             self.order.append(node)
 
 
-class WatchedGraph(dict):
+class WatchedMapping(dict):
+    """A dict that logs every successful read of a key (`m[key]` and `m.get(key)`), and
+    hands out what `hand_out` makes of the stored value."""
+
+    def __init__(self, data, log):
+        dict.__init__(self, data)
+        self._log = log
+
+    def hand_out(self, value):
+        return value
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        self._log.add(key)
+        return self.hand_out(value)
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self[key]
+        return default
+
+
+class WatchedGraph(WatchedMapping):
     """`graph`: node -> children; each read hands out a fresh list, so a student who
     sorts or pops the children cannot corrupt later reads."""
 
-    def __init__(self, data, log):
-        dict.__init__(self, data)
-        self._log = log
-
-    def __getitem__(self, key):
-        value = dict.__getitem__(self, key)
-        self._log.add(key)
+    def hand_out(self, value):
         return list(value)
 
-    def get(self, key, default=None):
-        if dict.__contains__(self, key):
-            return self[key]
-        return default
 
-
-class WatchedLeaves(dict):
+class WatchedLeaves(WatchedMapping):
     """`terminal_nodes`: leaf -> value."""
-
-    def __init__(self, data, log):
-        dict.__init__(self, data)
-        self._log = log
-
-    def __getitem__(self, key):
-        value = dict.__getitem__(self, key)
-        self._log.add(key)
-        return value
-
-    def get(self, key, default=None):
-        if dict.__contains__(self, key):
-            return self[key]
-        return default
 
 
 def handle(namespace, request):

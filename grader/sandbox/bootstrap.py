@@ -1,5 +1,5 @@
-"""The first code the student process runs (`python -I -S -u -c`, after mounts.py's
-source): it walls off the file system when the grader asks (argv[3]), reads the setup
+"""The first code the student process runs (`python -I -S -u -c`, after the sources of
+mounts.py and probe_install.py): it walls off the file system when the grader asks (argv[3]), reads the setup
 message from the private channel, puts site-packages on the path (-S skipped the slow
 .pth files), turns the shipped probe sources into modules, and hands over to the lab's
 observer. The OS limits arrive in the setup too (so the process can start before the
@@ -8,7 +8,6 @@ grader has read the spec) and are applied before any student code. Kept stdlib-o
 import json
 import os
 import sys
-import types
 
 
 def main():
@@ -25,13 +24,7 @@ def main():
         except (ValueError, OSError):
             pass
     sys.path.extend(setup["site_paths"])
-    for name, source in setup["modules"]:
-        module = types.ModuleType(name)
-        module.__file__ = "<abgrade %s>" % name
-        sys.modules[name] = module
-        exec(compile(source, module.__file__, "exec"), module.__dict__)
-    runtime = sys.modules["_abgrade_runtime"]
-    handler = sys.modules[setup["handler"]].handle
+    runtime, handler = _abgrade_install_probe(setup)  # noqa: F821 - defined by probe_install.py above
     channel = runtime.Channel(reader, write_fd)
     runtime.serve(channel, setup, handler)
 

@@ -27,7 +27,8 @@ from .output import CappedOutput
 from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
 from .worker import exit_description, kill_group, scrubbed_env
 
-_BOOTSTRAP = (Path(__file__).parent / "kernel_bootstrap.py").read_text()
+_BOOTSTRAP = "\n".join((Path(__file__).parent / name).read_text()
+                       for name in ("probe_install.py", "kernel_bootstrap.py"))
 INTERRUPT_GRACE_SECONDS = 3.0
 PROBE_CONNECT_SECONDS = 15.0
 KERNEL_START_ATTEMPTS = 3
@@ -128,7 +129,7 @@ class KernelWorker:
         server.bind(path)
         server.listen(1)
         server.settimeout(min(timeout, PROBE_CONNECT_SECONDS))
-        self.client.kc.execute(_BOOTSTRAP + f"\n_abgrade_boot({path!r})\ndel _abgrade_boot\n",
+        self.client.kc.execute(_BOOTSTRAP + f"\n_abgrade_boot({path!r})\ndel _abgrade_boot, _abgrade_install_probe\n",
                                silent=True, store_history=False, allow_stdin=False)
         try:
             self._connection, _ = server.accept()

@@ -16,7 +16,8 @@ from .isolation import MOUNTS_SOURCE, Isolation
 from .limits import die_with_grader
 from .output import CappedOutput
 
-_BOOTSTRAP = MOUNTS_SOURCE + (Path(__file__).parent / "bootstrap.py").read_text()
+_HERE = Path(__file__).parent
+_BOOTSTRAP = MOUNTS_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
 KILL_GRACE_SECONDS = 0.2
 
 
