@@ -18,6 +18,7 @@ from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
+from grader.sandbox.cgroup import PidsCgroup
 from grader.spec import load_spec
 
 TESTS = Path(__file__).resolve().parent
@@ -217,3 +218,27 @@ def test_a_batch_hides_the_other_students_and_the_output_folder(tmp_path):
     report = grade_submission(alice, get_lab("tree"), load_spec(SPEC), seed=1, hidden=(classroom, out))
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
     assert "READ" not in report.student_output and report.student_output.count("BLOCKED") == 2
+
+
+
+
+def _can_make_pids_cgroup() -> bool:
+    cgroup = PidsCgroup()
+    made = cgroup.path is not None
+    cgroup.remove()
+    return made
+
+
+HAVE_PIDS_CGROUP = _can_make_pids_cgroup()
+
+
+@pytest.mark.skipif(not HAVE_PIDS_CGROUP, reason="no pids cgroup can be made here (RLIMIT_NPROC only)")
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_the_number_of_processes_is_capped_and_all_are_killed(tmp_path, monkeypatch, level):
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    report, unique = grade("many_processes.py", tmp_path, level, monkeypatch)
+    started = int(report.student_output.split("STARTED")[1].split()[0])
+    assert 0 < started < 64  # the spec's default limit: 64 processes and threads
+    assert report.score == report.max_score
+    assert _left_over(unique) == []

@@ -21,6 +21,7 @@ from pathlib import Path
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
 from .isolation import Isolation
+from .cgroup import PidsCgroup
 from .limits import prepare_kernel
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
@@ -61,6 +62,8 @@ class KernelWorker:
             allow_errors=True, interrupt_on_timeout=True, kernel_name="python3",
             resources={"metadata": {"path": str(workdir)}}, record_timing=False,
         )
+        self.cgroup = PidsCgroup()
+        self.cgroup.set_max(limits.processes)
         out_r, self._out_w = os.pipe()
         self.output = CappedOutput(out_r, limits.output_bytes)
         self.cell_errors: list[tuple[int, str]] = []
@@ -75,7 +78,8 @@ class KernelWorker:
         for _ in range(KERNEL_START_ATTEMPTS):
             try:
                 self.client.start_new_kernel(cwd=str(workdir), env=scrubbed_env(workdir), stdout=self._out_w,
-                                             stderr=self._out_w, preexec_fn=lambda: prepare_kernel(self.limits))
+                                             stderr=self._out_w,
+                                             preexec_fn=lambda: (prepare_kernel(self.limits), self.cgroup.join()))
                 self.client.start_new_kernel_client()
                 return
             except Exception as exc:  # noqa: BLE001 - retried, then reported as the machine's fault
@@ -164,6 +168,7 @@ class KernelWorker:
         pid = self.pid
         if pid is not None:
             kill_group(pid, self.km.provisioner.process, grace=0)
+        self.cgroup.kill_all()
 
     @property
     def output_text(self) -> str:
@@ -186,6 +191,7 @@ class KernelWorker:
         except OSError:
             pass
         self.output.finish()
+        self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
 
 

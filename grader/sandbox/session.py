@@ -203,6 +203,7 @@ class PythonSession(Session):
         assert self.probe is not None, "configure() the session first"
         worker, self._early = self._early or Worker(self.workdir, self.isolation, self.hidden), None
         worker.output.cap = self.limits.output_bytes
+        worker.cgroup.set_max(self.limits.processes)
         setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
                                          module_name=module_name_for(self.submission), nonce=self.nonce,
                                          rlimits=rlimits(self.limits))

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
 from .isolation import MOUNTS_SOURCE, Isolation
+from .cgroup import PidsCgroup
 from .limits import die_with_grader
 from .output import CappedOutput
 
@@ -79,6 +80,8 @@ class Worker:
     """One student process. `request()` sends a message and waits for the reply."""
 
     def __init__(self, workdir: Path, isolation: Isolation, hidden: list[Path]) -> None:
+        self.cgroup = PidsCgroup()
+        self.cgroup.set_max(Limits().processes)  # the spec's limit is set before loading
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -93,7 +96,7 @@ class Worker:
             env=scrubbed_env(workdir),
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
-            preexec_fn=die_with_grader,
+            preexec_fn=lambda: (die_with_grader(), self.cgroup.join()),
         )
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
@@ -123,6 +126,7 @@ class Worker:
             return
         self.closed = True
         kill_group(self.process.pid, self.process)
+        self.cgroup.remove()
         self._close_fds()
         self.output.finish()
 
