@@ -171,3 +171,13 @@ def test_cli_grades_a_notebook(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())
     assert results["score"] == results["max_score"] > 0
+
+
+def test_what_the_code_prints_during_the_cases_is_kept_as_for_py(tree, tmp_path):
+    lab, spec = tree
+    source = (FIXTURES / "tree" / "correct_seed_style.py")
+    notebook = notebook_from_py(source, tmp_path / "prints.ipynb")
+    as_py = grade_submission(source, lab, spec, seed=3)
+    as_nb = grade_submission(notebook, lab, spec, seed=3)
+    assert as_py.student_output.count("\n") > 100  # the seed style prints every expansion
+    assert as_nb.student_output.count("\n") == as_py.student_output.count("\n")

@@ -67,6 +67,7 @@ class KernelWorker:
         out_r, self._out_w = os.pipe()
         self.output = CappedOutput(out_r, limits.output_bytes)
         self.cell_errors: list[tuple[int, str]] = []
+        self.case_output: list[str] = []  # what the student's code printed during the cases
         self.killed_cell: int | None = None
         self.channel: FramedChannel | None = None
         self._connection: socket.socket | None = None
@@ -149,7 +150,26 @@ class KernelWorker:
 
     def request(self, message: dict, timeout: float) -> dict | WorkerFailure:
         assert self.channel is not None
-        return self.channel.request(message, timeout)
+        reply = self.channel.request(message, timeout)
+        self._drain_prints()
+        return reply
+
+    def _drain_prints(self) -> None:
+        """Collect the stream messages the kernel sent while serving cases (as a `.py`
+        worker's output is collected), up to the output cap."""
+        from jupyter_core.utils import run_sync
+
+        get = run_sync(self.client.kc.iopub_channel.get_msg)
+        kept = sum(len(text) for text in self.case_output)
+        while kept < self.limits.output_bytes:
+            try:
+                message = get(timeout=0)
+            except Exception:  # noqa: BLE001 - queue.Empty: nothing more for now (or a closed channel)
+                return
+            if message.get("msg_type") == "stream":
+                text = str(message.get("content", {}).get("text", ""))[: self.limits.output_bytes - kept]
+                self.case_output.append(text)
+                kept += len(text)
 
     def _died(self, when: str) -> WorkerFailure:
         process = getattr(self.km.provisioner, "process", None) if self.km.provisioner else None
@@ -172,7 +192,7 @@ class KernelWorker:
 
     @property
     def output_text(self) -> str:
-        return self.output.text
+        return "".join(self.case_output) + self.output.text
 
     def close(self) -> None:
         if self.closed:
