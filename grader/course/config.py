@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..commands.common import UsageError
 from ..labs import lab_names
 from ..spec import SpecError
-from ..spec.yaml_lines import LineDict, line_of, load_yaml_with_lines
+from ..spec.yaml_lines import LineDict, line_of, read_yaml_file
 
 CONFIG_NAME = "abgrade.yaml"
 _TOP_FIELDS = ("labs",)
@@ -55,16 +54,7 @@ def find_config(start: Path) -> Path | None:
 def load_config(path: Path) -> list[LabEntry]:
     """Every lab of the config file, in file order; raises ConfigError on any mistake."""
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(shown, None, "file", f"cannot read the config ({exc.strerror})") from None
-    try:
-        raw = load_yaml_with_lines(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(shown, mark.line + 1 if mark else None, "yaml", f"invalid YAML: {problem}") from None
+    _, raw = read_yaml_file(path, shown, "config", ConfigError)
     if not isinstance(raw, LineDict):
         raise ConfigError(shown, 1, "config", "must be a YAML mapping with the key 'labs'")
     for key in raw:

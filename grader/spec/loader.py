@@ -6,13 +6,12 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..paths import SPECS_DIR
 from ..results import CHECK_KINDS, VISIBILITIES
 from .errors import SpecError
 from .model import CheckPolicy, Limits, RandomPolicy, Spec
-from .yaml_lines import LineDict, LineList, line_of, load_yaml_with_lines
+from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
 
 _TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
 _LIMIT_FIELDS = {
@@ -36,17 +35,7 @@ def load_spec(path: str | Path) -> Spec:
     """Parse and validate the generic part of a spec; raises SpecError with file and line."""
     path = Path(path)
     shown = _shown(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(shown, None, "file", f"cannot read the spec ({exc.strerror})") from None
-    try:
-        raw = load_yaml_with_lines(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SpecError(shown, line, "yaml", f"invalid YAML: {problem}") from None
+    text, raw = read_yaml_file(path, shown, "spec", SpecError)
     if not isinstance(raw, LineDict):
         raise SpecError(shown, 1, "spec", "the spec must be a YAML mapping with keys lab, cases, ...")
     unknown = set(raw) - _TOP_FIELDS

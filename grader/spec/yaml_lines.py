@@ -5,6 +5,8 @@ the node) and `.lines` (line of each key or item), so validators can point at th
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -57,6 +59,22 @@ def _sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineList:
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
+
+
+def read_yaml_file(path: Path, shown: str, what: str,
+                   error: Callable[[str, int | None, str, str], Exception]) -> tuple[str, Any]:
+    """Read and parse a YAML file into (text, data); an unreadable file or a syntax error
+    becomes `error(shown, line, field, problem)` (a SpecError or a ConfigError)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise error(shown, None, "file", f"cannot read the {what} ({exc.strerror})") from None
+    try:
+        return text, load_yaml_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise error(shown, mark.line + 1 if mark else None, "yaml", f"invalid YAML: {problem}") from None
 
 
 def load_yaml_with_lines(text: str) -> Any:
