@@ -65,7 +65,7 @@ def _file_problem(path: Path) -> str | None:
 
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
     with session.configure(lab.probe, spec.limits):
-        report.notes.append(session.isolation.note)
+        report.notes.append(session.isolation_note)
         load = session.load()
         verdict, usable = check_load(load, lab.api, path.name)
         if not usable:

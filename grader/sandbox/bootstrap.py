@@ -1,5 +1,6 @@
 """The first code the student process runs (`python -I -S -u -c`, after the sources of
-mounts.py and probe_install.py): it walls off the file system when the grader asks (argv[3]), reads the setup
+confine.py and probe_install.py): it confines itself as the grader's plan says (argv[3]:
+mounts, uid, capabilities, seccomp), reads the setup
 message from the private channel, puts site-packages on the path (-S skipped the slow
 .pth files), turns the shipped probe sources into modules, and hands over to the lab's
 observer. The OS limits arrive in the setup too (so the process can start before the
@@ -12,8 +13,7 @@ import sys
 
 def main():
     read_fd, write_fd, plan = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
-    if plan["hidden"] or plan["writable"]:
-        isolate(plan["hidden"], plan["writable"])  # noqa: F821 - defined by mounts.py above
+    confine(plan)  # noqa: F821 - defined by confine.py above
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
     import resource

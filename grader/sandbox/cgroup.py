@@ -1,8 +1,11 @@
-"""A process-count limit that also holds for root: a cgroup (v1 `pids` controller, or
-cgroup v2 with `pids` enabled) per student process tree, where the machine lets the
-grader make one. RLIMIT_NPROC alone does nothing for root, and a PID namespace has no
-size of its own. Where no cgroup can be made, RLIMIT_NPROC is all there is (stated in
-README's threat model)."""
+"""Caps that also hold for root and count resident memory: one cgroup per student process
+tree, with the `pids` controller (processes and threads; RLIMIT_NPROC does nothing for
+root, and a PID namespace has no size of its own) and the `memory` controller (resident
+memory, so a Jupyter kernel that maps a lot of address space but uses little still
+starts: RLIMIT_AS, the fallback, fails kernels below about 700 MB). cgroup v1 (one
+hierarchy per controller) and v2 (one unified hierarchy) alike, where the grader may
+make cgroups. The student can't leave it: it runs as another uid, and the cgroup file
+system is read-only in its mount namespace."""
 from __future__ import annotations
 
 import os
@@ -11,19 +14,24 @@ import signal
 import time
 from pathlib import Path
 
-_CANDIDATES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
-
-
-def _pids_root() -> Path | None:
-    for root in _CANDIDATES:
-        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
-            controllers = root / "cgroup.controllers"  # v2: pids must be available
-            if root.name == "pids" or (controllers.exists() and "pids" in controllers.read_text().split()):
-                return root
-    return None
-
-
+_ROOT = Path("/sys/fs/cgroup")
 STALE_SECONDS = 600
+
+
+def _controller_root(controller: str) -> Path | None:
+    """Where cgroups with `controller` can be made: the v1 hierarchy of that name, or
+    the v2 root when the controller is enabled for its children."""
+    v1 = _ROOT / controller
+    if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
+        return v1
+    subtree = _ROOT / "cgroup.subtree_control"
+    if subtree.exists() and os.access(_ROOT, os.W_OK):
+        try:
+            if controller in subtree.read_text().split():
+                return _ROOT
+        except OSError:
+            return None
+    return None
 
 
 def _sweep(root: Path) -> None:
@@ -38,70 +46,122 @@ def _sweep(root: Path) -> None:
             pass
 
 
-class PidsCgroup:
-    """One cgroup with a `pids.max`; `join()` runs in the child (preexec_fn) so that the
-    student process and everything it starts are counted from the first instruction."""
+class StudentCgroups:
+    """The cgroups (one per hierarchy) of one student process tree. `join()` runs in the
+    child between fork and exec, so the process is counted from its first instruction."""
 
     def __init__(self) -> None:
-        self.path: Path | None = None
-        root = _pids_root()
-        if root is None:
-            return
-        _sweep(root)
-        path = root / f"abgrade-{secrets.token_hex(6)}"
-        try:
-            path.mkdir()
-        except OSError:
-            return
-        if (path / "pids.max").exists():
-            self.path = path
-            self._procs = os.fsencode(path / "cgroup.procs")
-        else:
-            path.rmdir()
-
-    def set_max(self, count: int) -> None:
-        if self.path is not None:
+        name = f"abgrade-{secrets.token_hex(6)}"
+        self.paths: dict[str, Path] = {}
+        for controller, limit_file in (("pids", "pids.max"), ("memory", "memory.limit_in_bytes")):
+            root = _controller_root(controller)
+            if root is None:
+                continue
+            if root == _ROOT:
+                limit_file = {"memory": "memory.max"}.get(controller, limit_file)
+            path = root / name
+            if path in self.paths.values():
+                self.paths[controller] = path
+                continue
+            _sweep(root)
             try:
-                (self.path / "pids.max").write_text(str(count))
+                path.mkdir()
+            except OSError:
+                continue
+            if (path / limit_file).exists():
+                self.paths[controller] = path
+            else:
+                path.rmdir()
+        self._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(self.paths.values())]
+
+    @property
+    def limits_memory(self) -> bool:
+        return "memory" in self.paths
+
+    def _write(self, controller: str, names: tuple[str, ...], value: str) -> None:
+        path = self.paths.get(controller)
+        if path is None:
+            return
+        for name in names:
+            try:
+                (path / name).write_text(value)
             except OSError:
                 pass
 
-    def join(self) -> None:
-        """Move the calling process into the cgroup (between fork and exec)."""
-        if self.path is not None:
-            fd = os.open(self._procs, os.O_WRONLY)
+    def set_max(self, count: int) -> None:
+        """At most `count` processes and threads."""
+        self._write("pids", ("pids.max",), str(count))
+
+    def set_memory(self, mib: int) -> None:
+        """At most `mib` MiB of resident memory (and swap, where it is accounted)."""
+        value = str(mib * 1024 * 1024)
+        self._write("memory", ("memory.limit_in_bytes", "memory.max"), value)
+        self._write("memory", ("memory.memsw.limit_in_bytes",), value)  # v1 with swap accounting
+        self._write("memory", ("memory.swap.max",), "0")  # v2
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of this cgroup for exceeding the memory cap."""
+        path = self.paths.get("memory")
+        if path is None:
+            return False
+        for name in ("memory.events", "memory.oom_control"):
             try:
-                os.write(fd, str(os.getpid()).encode())
+                for line in (path / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and value.strip() not in ("", "0"):
+                        return True
+            except OSError:
+                continue
+        try:
+            return int((path / "memory.failcnt").read_text()) > 0 and not self._alive()
+        except (OSError, ValueError):
+            return False
+
+    def _alive(self) -> bool:
+        try:
+            return bool((next(iter(self.paths.values())) / "cgroup.procs").read_text().split())
+        except (OSError, StopIteration):
+            return False
+
+    def join(self) -> None:
+        """Move the calling process into every cgroup (between fork and exec)."""
+        pid = str(os.getpid()).encode()
+        for procs in self._procs:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
             finally:
                 os.close(fd)
 
     def kill_all(self) -> None:
-        """SIGKILL every process still in the cgroup, also those that left the process
-        group with setsid; wait (up to 2 s) until it is empty."""
-        if self.path is None:
-            return
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            try:
-                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-            except (OSError, ValueError):
-                break
-            if not pids:
-                break
-            for pid in pids:
+        """SIGKILL every process still in the cgroups, also those that left the process
+        group with setsid; wait (up to 2 s) until they are empty."""
+        for path in dict.fromkeys(self.paths.values()):
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline:
                 try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.01)
+                    pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+                except (OSError, ValueError):
+                    break
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
 
     def remove(self) -> None:
-        """Kill what is left and remove the cgroup."""
-        if self.path is None:
-            return
+        """Kill what is left and remove the cgroups."""
         self.kill_all()
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
-        self.path = None
+        for path in dict.fromkeys(self.paths.values()):
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.paths = {}
+        self._procs = []
+

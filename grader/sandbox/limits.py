@@ -1,6 +1,11 @@
 """OS-level limits of student processes. A `.py` worker applies them to itself (its
 bootstrap, before any student code: the worker can then start before the spec is read);
-a notebook kernel gets them between fork and exec."""
+a notebook kernel gets them between fork and exec.
+
+Memory is capped by resident size through a memory cgroup where the machine has one
+(cgroup.py). Only where it has none does RLIMIT_AS stand in, and then never below
+AS_FLOOR_MB for a notebook kernel: a current ipykernel (with debugpy) maps about 700 MB of
+address space before it runs a cell, and would not start at all under a smaller cap."""
 from __future__ import annotations
 
 import ctypes
@@ -12,6 +17,8 @@ from ..spec.model import Limits
 
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
 _PR_SET_PDEATHSIG = 1
+AS_FLOOR_MB = 1024
+MIN_MEMORY_MB = 128  # below this not even the interpreter starts; specs are checked against it
 
 
 def die_with_grader() -> None:
@@ -23,16 +30,21 @@ def die_with_grader() -> None:
         os._exit(1)
 
 
-def rlimits(limits: Limits) -> dict[str, int]:
-    """The caps by resource name: memory, CPU, file size, processes, no core files."""
+def rlimits(limits: Limits, memory_cgroup: bool = False, kernel: bool = False) -> dict[str, int]:
+    """The caps by resource name: CPU, file size, processes, no core files, and the
+    address space: always for a `.py` worker (where it turns a hog into a MemoryError the
+    student can read, the cgroup being the backstop), for a kernel only where no memory
+    cgroup caps resident memory, and then never below the floor a kernel starts under."""
     mib = 1024 * 1024
-    return {
-        "RLIMIT_AS": limits.memory_mb * mib,
+    caps = {
         "RLIMIT_CPU": int(limits.submission_seconds) + 5,
         "RLIMIT_FSIZE": limits.file_mb * mib,
         "RLIMIT_CORE": 0,
         "RLIMIT_NPROC": limits.processes,
     }
+    if not (kernel and memory_cgroup):
+        caps["RLIMIT_AS"] = max(limits.memory_mb, AS_FLOOR_MB if kernel else 0) * mib
+    return caps
 
 
 def apply_rlimits(caps: dict[str, int]) -> None:
@@ -42,9 +54,3 @@ def apply_rlimits(caps: dict[str, int]) -> None:
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
             pass  # a limit the machine won't lower; the wall-clock kill still applies
-
-
-def prepare_kernel(limits: Limits) -> None:
-    """preexec_fn of a notebook kernel: die with the grader, then the caps."""
-    die_with_grader()
-    apply_rlimits(rlimits(limits))

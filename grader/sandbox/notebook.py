@@ -20,9 +20,10 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
+from .cgroup import StudentCgroups
+from .identity import StudentIdentity, hand_over
 from .isolation import Isolation
-from .cgroup import PidsCgroup
-from .limits import prepare_kernel
+from .limits import apply_rlimits, die_with_grader, rlimits
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
 from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
@@ -42,7 +43,8 @@ class KernelStartError(RuntimeError):
 class KernelWorker:
     """A kernel that has run the notebook's cells and now hosts the observer."""
 
-    def __init__(self, workdir: Path, limits: Limits, notebook, isolation: Isolation, hidden: list[Path]) -> None:
+    def __init__(self, workdir: Path, limits: Limits, notebook, isolation: Isolation, hidden: list[Path],
+                 identity: StudentIdentity | None = None) -> None:
         import sys
 
         import nbclient  # imported here: .py grading never pays for Jupyter
@@ -51,19 +53,30 @@ class KernelWorker:
 
         self.limits = limits
         self.private = Path(tempfile.mkdtemp(prefix="abgrade-k-"))  # sockets, connection file
+        hand_over(self.private, identity)  # this kernel's uid only: no other student can enter
         self.km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(self.private / "k"),
                                 connection_file=str(self.private / "kernel.json"))
+        if identity is not None:  # the kernel (the student's uid) must read its connection file
+            write_connection_file = self.km.write_connection_file
+
+            def write_and_hand_over(**kwargs: object) -> None:
+                write_connection_file(**kwargs)
+                os.chown(self.km.connection_file, identity.uid, identity.gid)
+
+            self.km.write_connection_file = write_and_hand_over  # type: ignore[method-assign]
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"]
-        self.km._kernel_spec = KernelSpec(argv=isolation.wrap(argv, writable=[workdir, self.private], hidden=hidden),
-                                          display_name="Python 3", language="python")
+        plan = isolation.plan([workdir, self.private], hidden, identity, cwd=workdir)
+        self.km._kernel_spec = KernelSpec(argv=isolation.wrap(argv, plan), display_name="Python 3", language="python")
         self.client = nbclient.NotebookClient(
             notebook, km=self.km, timeout=limits.cell_seconds,
             allow_errors=True, interrupt_on_timeout=True, kernel_name="python3",
             resources={"metadata": {"path": str(workdir)}}, record_timing=False,
         )
-        self.cgroup = PidsCgroup()
+        self.cgroup = StudentCgroups()
         self.cgroup.set_max(limits.processes)
+        self.cgroup.set_memory(limits.memory_mb)
+        self._caps = rlimits(limits, self.cgroup.limits_memory, kernel=True)
         out_r, self._out_w = os.pipe()
         self.output = CappedOutput(out_r, limits.output_bytes)
         self.cell_errors: list[tuple[int, str]] = []
@@ -80,7 +93,7 @@ class KernelWorker:
             try:
                 self.client.start_new_kernel(cwd=str(workdir), env=scrubbed_env(workdir), stdout=self._out_w,
                                              stderr=self._out_w,
-                                             preexec_fn=lambda: (prepare_kernel(self.limits), self.cgroup.join()))
+                                             preexec_fn=self._prepare_kernel)
                 self.client.start_new_kernel_client()
                 return
             except Exception as exc:  # noqa: BLE001 - retried, then reported as the machine's fault
@@ -88,6 +101,12 @@ class KernelWorker:
                 self._kill_kernel()
         os.close(self._out_w)
         raise KernelStartError(f"could not start a Jupyter kernel: {last}")
+
+    def _prepare_kernel(self) -> None:
+        """preexec_fn of the kernel: die with the grader, the caps, the cgroups."""
+        die_with_grader()
+        apply_rlimits(self._caps)
+        self.cgroup.join()
 
     @property
     def pid(self) -> int | None:
@@ -132,6 +151,7 @@ class KernelWorker:
         path = str(self.private / "probe.sock")
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
+        os.chmod(path, 0o666)  # the kernel runs as the student's uid; the 0700 folder keeps others out
         server.listen(1)
         server.settimeout(min(timeout, PROBE_CONNECT_SECONDS))
         self.client.kc.execute(_BOOTSTRAP + f"\n_abgrade_boot({path!r})\ndel _abgrade_boot, _abgrade_install_probe\n",
@@ -220,6 +240,7 @@ class NotebookSession(Session):
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         super().__init__(submission, hidden)
+        hand_over(self.workdir, self.identity)
         self.skip: set[int] = set()   # cells that killed or hung a kernel
         self.problem: str | None = None
         try:
@@ -233,7 +254,7 @@ class NotebookSession(Session):
         notes: list[str] = []
         cells = [(i, i + 1) for i, cell in enumerate(self.notebook.cells) if cell.cell_type == "code"]
         while True:
-            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden)
+            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden, self.identity)
             deadline = time.monotonic() + max(0.0, self.remaining())
             worker.run_cells(cells, deadline, self.skip)
             notes.extend(f"cell {n} raised {text}" for n, text in worker.cell_errors)

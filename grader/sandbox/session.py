@@ -21,8 +21,10 @@ from ..observations import sanitize_error
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
 from .channel import WorkerFailure
+from .identity import StudentIdentity, hand_over, lease
 from .isolation import Isolation, detect_isolation
 from .limits import rlimits
+from .worker import Worker
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 # the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
@@ -84,6 +86,15 @@ def module_name_for(path: Path) -> str:
     return stem
 
 
+SANDBOX_START_ATTEMPTS = 3
+SANDBOX_EXIT_CODES = {111, 112, 113, 114, 115}  # confine.py: a step the machine refused
+
+
+class SandboxStartError(RuntimeError):
+    """The machine could not start or confine a student process: not the submission's
+    fault; a batch retries it and `grade` says so."""
+
+
 FORGED = "a reply on the private channel was not the observer's (was the channel tampered with?)"
 
 
@@ -118,6 +129,8 @@ class Session:
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.isolation: Isolation = detect_isolation()
+        # the student's own unprivileged uid for this grading (None when the grader isn't root)
+        self.identity: StudentIdentity | None = lease()
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
@@ -176,6 +189,10 @@ class Session:
     def output(self) -> str:
         return "".join(self.outputs)
 
+    @property
+    def isolation_note(self) -> str:
+        return self.isolation.note(self.identity)
+
     def close(self) -> None:
         self._retire_worker()
         early = getattr(self, "_early", None)
@@ -183,6 +200,8 @@ class Session:
             early.kill()
             self._early = None
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.identity is not None:
+            self.identity.release()  # kills what still runs as its uid, removes what it left
 
 
 class PythonSession(Session):
@@ -190,29 +209,37 @@ class PythonSession(Session):
     interpreter starts at once, so its start-up overlaps the grader's own work."""
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
-        from .worker import Worker
-
         super().__init__(submission, hidden)
         self.copy = self.workdir / submission.name
         shutil.copyfile(submission, self.copy)
-        self._early: Worker | None = Worker(self.workdir, self.isolation, self.hidden)
+        hand_over(self.workdir, self.identity)
+        self._early: Worker | None = self._start_worker()
+
+    def _start_worker(self) -> Worker:
+        return Worker(self.workdir, self.isolation, self.hidden, self.identity)
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
-        from .worker import Worker
-
         assert self.probe is not None, "configure() the session first"
-        worker, self._early = self._early or Worker(self.workdir, self.isolation, self.hidden), None
-        worker.output.cap = self.limits.output_bytes
-        worker.cgroup.set_max(self.limits.processes)
-        setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
-                                         module_name=module_name_for(self.submission), nonce=self.nonce,
-                                         rlimits=rlimits(self.limits))
-        observation = load_reply(worker.request(setup, max(0.0, self.remaining())), self.nonce, self.limits)
-        if observation.failure:
-            worker.close()
-            self.outputs.append(worker.output_text)
-            return None, observation
-        return worker, observation
+        for _ in range(SANDBOX_START_ATTEMPTS):
+            worker, self._early = self._early or self._start_worker(), None
+            worker.output.cap = self.limits.output_bytes
+            worker.cgroup.set_max(self.limits.processes)
+            worker.cgroup.set_memory(self.limits.memory_mb)
+            setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
+                                             module_name=module_name_for(self.submission), nonce=self.nonce,
+                                             rlimits=rlimits(self.limits, worker.cgroup.limits_memory))
+            reply = worker.request(setup, max(0.0, self.remaining()))
+            if isinstance(reply, WorkerFailure) and reply.exit_code in SANDBOX_EXIT_CODES:
+                worker.close()  # the machine refused to confine it: no student code ran
+                continue
+            observation = load_reply(reply, self.nonce, self.limits)
+            if observation.failure:
+                worker.close()
+                self.outputs.append(worker.output_text)
+                return None, observation
+            return worker, observation
+        raise SandboxStartError(f"the student process could not be confined on this machine "
+                                f"({SANDBOX_START_ATTEMPTS} attempts): {worker.output_text.strip()[-300:]}")
 
 
 def open_session(submission: Path, hidden: Sequence[Path] = ()) -> Session:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .channel import FramedChannel, WorkerFailure
-from .isolation import MOUNTS_SOURCE, Isolation
-from .cgroup import PidsCgroup
+from .cgroup import StudentCgroups
+from .identity import StudentIdentity
+from .isolation import CONFINE_SOURCE, Isolation
 from .limits import die_with_grader
 from .output import CappedOutput
 
 _HERE = Path(__file__).parent
-_BOOTSTRAP = MOUNTS_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
+_BOOTSTRAP = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
 KILL_GRACE_SECONDS = 0.2
 
 
@@ -79,16 +80,18 @@ def exit_description(code: int | None) -> str:
 class Worker:
     """One student process. `request()` sends a message and waits for the reply."""
 
-    def __init__(self, workdir: Path, isolation: Isolation, hidden: list[Path]) -> None:
-        self.cgroup = PidsCgroup()
-        self.cgroup.set_max(Limits().processes)  # the spec's limit is set before loading
+    def __init__(self, workdir: Path, isolation: Isolation, hidden: list[Path],
+                 identity: StudentIdentity | None = None) -> None:
+        self.cgroup = StudentCgroups()
+        self.cgroup.set_max(Limits().processes)  # the spec's limits are set before loading
+        self.cgroup.set_memory(Limits().memory_mb)
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
         self.process = subprocess.Popen(
             [*isolation.prefix(), sys.executable, "-I", "-S", "-u", "-c", _BOOTSTRAP, str(to_child_r),
-             str(from_child_w), json.dumps(isolation.mount_plan(writable=[workdir], hidden=hidden))],
+             str(from_child_w), json.dumps(isolation.plan([workdir], hidden, identity))],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,
@@ -117,8 +120,10 @@ class Worker:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
+        oom = self.cgroup.out_of_memory()
         self.kill()
-        return WorkerFailure("died", f"the student process {exit_description(code)}{(' ' + when) if when else ''}", code)
+        what = "ran out of memory (the memory limit)" if oom else exit_description(code)
+        return WorkerFailure("died", f"the student process {what}{(' ' + when) if when else ''}", code)
 
     def kill(self) -> None:
         """Terminate the whole process group now."""

@@ -1,0 +1,57 @@
+"""File permissions for the student group at the `process` level (no mount namespace to
+hide things in): POSIX ACLs, set with `setfacl` (Debian package `acl`), on two kinds of
+folder. The grader's folders (the project, the class folder, the output folder) get a
+named-group entry with no permissions, which denies the student group even where
+"other" may read; the folders on the way to the interpreter that others can't traverse
+(an interpreter in root's 0700 home) get traverse permission (x, not read) for that group
+only. Each folder is done once per grader process; entries are idempotent."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+
+_done: set[tuple[str, str]] = set()
+MISSING = ("abgrade: `setfacl` is not installed; at the process isolation level the student user can't be kept "
+           "out of the grader's folders (or reach an interpreter in a closed folder). Install the `acl` package.")
+
+
+def _setfacl(entry: str, folder: str) -> None:
+    if (entry, folder) in _done:
+        return
+    if shutil.which("setfacl") is None:
+        print(MISSING, file=sys.stderr)
+        _done.add((entry, folder))
+        return
+    subprocess.run(["setfacl", "-m", entry, folder], capture_output=True, timeout=10)
+    _done.add((entry, folder))
+
+
+def close_to_group(folders: Iterable[str], gid: int) -> None:
+    """Deny the student group every access to `folders`."""
+    for folder in folders:
+        if os.path.isdir(folder):
+            _setfacl(f"g:{gid}:---", folder)
+
+
+def closed_ancestors(paths: Iterable[str]) -> list[str]:
+    """Folders on the way to `paths` (not the paths) that "other" can't traverse."""
+    closed = []
+    for path in paths:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            folder = "/" + "/".join(parts[:depth])
+            try:
+                if not os.stat(folder).st_mode & 0o001 and folder not in closed:
+                    closed.append(folder)
+            except OSError:
+                break
+    return closed
+
+
+def open_way_to_group(paths: Iterable[str], gid: int) -> None:
+    """Let the student group traverse the closed folders on the way to `paths`."""
+    for folder in closed_ancestors(paths):
+        _setfacl(f"g:{gid}:--x", folder)

@@ -1,0 +1,136 @@
+"""Who the student process runs as. When the grader is root, every grading gets its own
+unprivileged uid from a pool (all in one group), so a student process holds no
+capabilities, can't read the grader's files, and can't signal or read the processes and
+work folders of other gradings running at the same time (they have other uids). A uid is
+leased with an exclusive `flock` on a lock file in a root-only folder, so parallel graders
+never share one; a killed grader's lease ends with it. Before a uid is handed out and
+after it is given back, every process still running as that uid is killed and the files
+it left in the shared temporary folders (`/tmp`, `/dev/shm`) are removed, so nothing of
+one student reaches the next.
+
+When the grader is not root there is nothing to switch to: the student process gets its
+own user namespace instead, where the machine allows one (see isolation.py)."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+STUDENT_GID = int(os.environ.get("ABGRADE_STUDENT_GID", "61000"))
+FIRST_UID = int(os.environ.get("ABGRADE_STUDENT_UID", "61000"))
+POOL_SIZE = 256
+LEASE_DIR = Path("/run/abgrade-uids") if Path("/run").is_dir() else Path("/tmp/abgrade-uids")
+SHARED_TMP = (Path("/tmp"), Path("/dev/shm"))
+
+
+@dataclass
+class StudentIdentity:
+    """A leased uid (and the shared student gid); `release()` gives it back."""
+
+    uid: int
+    gid: int
+    _lease_fd: int | None = None
+
+    def release(self) -> None:
+        if self._lease_fd is None:
+            return
+        reap(self.uid)
+        try:
+            os.close(self._lease_fd)
+        finally:
+            self._lease_fd = None
+
+
+def grader_is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def lease() -> StudentIdentity | None:
+    """A free uid of the pool for one grading, or None when the grader is not root."""
+    if not grader_is_root():
+        return None
+    LEASE_DIR.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(LEASE_DIR, 0o700)
+    start = (os.getpid() * 7) % POOL_SIZE  # spread parallel graders over the pool
+    for attempt in range(POOL_SIZE * 4):
+        uid = FIRST_UID + (start + attempt) % POOL_SIZE
+        fd = os.open(LEASE_DIR / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            if attempt % POOL_SIZE == POOL_SIZE - 1:
+                time.sleep(0.5)  # every uid busy: wait for a grading to end
+            continue
+        reap(uid)
+        return StudentIdentity(uid, STUDENT_GID, fd)
+    raise RuntimeError(f"no free student uid in {FIRST_UID}..{FIRST_UID + POOL_SIZE - 1}")
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of every process whose real or effective uid is `uid`."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as handle:
+                for line in handle:
+                    if line.startswith(b"Uid:"):
+                        real, effective = (int(x) for x in line.split()[1:3])
+                        if uid in (real, effective):
+                            found.append(int(entry.name))
+                        break
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def reap(uid: int) -> None:
+    """Kill what still runs as `uid` (also processes that escaped every group and cgroup)
+    and remove what it left in the shared temporary folders."""
+    for _ in range(20):
+        pids = processes_of(uid)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+    for folder in SHARED_TMP:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid != uid:
+                continue
+            try:
+                if stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def hand_over(folder: Path, identity: StudentIdentity | None) -> None:
+    """Make `folder` (a fresh work folder) the student's own: owned by its uid, closed to
+    every other uid (mode 0700)."""
+    if identity is not None:
+        os.chown(folder, identity.uid, identity.gid)
+        for root, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                os.chown(os.path.join(root, name), identity.uid, identity.gid, follow_symlinks=False)
+    os.chmod(folder, 0o700)

@@ -1,0 +1,67 @@
+"""The seccomp filter of student processes, compiled by libseccomp (through pyseccomp's
+bindings) in the grader, once per grader process, and shipped to the student process as
+raw BPF bytes that its confinement code loads before any student code (the same split as
+bubblewrap's `--seccomp FD`). Nothing here is hand-assembled BPF.
+
+Denied (EPERM): everything that changes mounts, namespaces, other processes' memory,
+kernel keys and modules, BPF, perf, the clock, or the terminal's input (TIOCSTI);
+`clone` with any namespace flag; `clone3` answers ENOSYS so that libc falls back to
+`clone`, whose flags can be checked. Ordinary programs (threads, fork, subprocess,
+numpy, Jupyter) never need these."""
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import tempfile
+
+DENIED = (
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "ptrace", "process_vm_readv",
+    "process_vm_writev", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "kexec_load",
+    "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff",
+    "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "userfaultfd", "syslog", "move_mount",
+    "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "settimeofday",
+    "clock_settime", "clock_adjtime", "adjtimex", "lookup_dcookie", "vhangup", "iopl", "ioperm",
+    "uselib", "personality", "fanotify_init", "setdomainname", "sethostname",
+)
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
+                         0x40000000, 0x00000080)
+TIOCSTI = 0x5412
+
+
+@functools.lru_cache(maxsize=1)
+def filter_program() -> bytes | None:
+    """The filter as BPF bytes, or None where libseccomp is not available (the isolation
+    note then says so)."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, RuntimeError, OSError):
+        return None
+    try:
+        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        for name in DENIED:
+            try:
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+            except (OSError, ValueError, RuntimeError):
+                pass  # a syscall this architecture doesn't have
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        for flag in CLONE_NAMESPACE_FLAGS:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        with tempfile.TemporaryFile() as handle:
+            rules.export_bpf(handle)
+            handle.seek(0)
+            program = handle.read()
+    except (OSError, ValueError, RuntimeError):
+        return None
+    return program if program and len(program) % 8 == 0 else None
+
+
+def program_hex() -> str | None:
+    program = filter_program()
+    return program.hex() if program else None
+
+
+if __name__ == "__main__":  # pragma: no cover - a look at the compiled filter
+    print(len(filter_program() or b"") // 8, "BPF instructions", os.uname().machine)
