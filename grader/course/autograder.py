@@ -91,7 +91,8 @@ def _graded(root: Path, lab_name: str | None, spec_file: Path | None) -> dict:
     lab, spec = load_lab(lab_name, spec_file)
     folder = root / "submission"
     try:
-        report = grade_submission(find_submission(folder), lab, spec)
+        # the student's process must not read the bundle (wheel, spec) nor the results
+        report = grade_submission(find_submission(folder), lab, spec, hidden=(source, root / "results"))
     except NoSingleSubmission as problem:
         report = unloadable_report(folder, lab, spec, str(problem))
     return results_json(report)

@@ -16,3 +16,12 @@ fi
 # shellcheck disable=SC2086  # the options are meant to split into words
 "$python" -m pip install ${ABGRADE_PIP_OPTIONS:-} "$root"/source/abgrade-*.whl
 "$python" -m grader --help >/dev/null
+# Student code runs as an unprivileged uid of abgrade's pool (no user account needed) and
+# must not read this bundle or the results: only root may enter them. Without namespaces
+# (Gradescope's containers may forbid them) abgrade keeps the student out of its own
+# package with ACLs, which need setfacl.
+mkdir -p "$root/results"
+chmod 700 "$root/source" "$root/results"
+if ! command -v setfacl >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get install -y --no-install-recommends acl || echo "setup.sh: could not install acl (setfacl)" >&2
+fi

@@ -1,0 +1,280 @@
+"""A patient attacker who knows Linux (issue: student code runs with no privileges). One
+hostile fixture per class of attack, each run at every isolation level this machine
+offers, asserting that the attacker gains nothing, that nothing outside its work folder
+changed (the grader's files are compared before and after, module-wide), and, in a
+batch, that honest students keep exactly the scores they get alone."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.sandbox import isolation as isolation_module
+from grader.sandbox import session as session_module
+from grader.sandbox.cgroup import StudentCgroups
+from grader.sandbox.identity import grader_is_root
+from grader.spec import load_spec
+
+from .notebook_builder import notebook_from_py
+
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+HOSTILE = TESTS / "fixtures" / "hostile"
+TREE = TESTS / "fixtures" / "tree"
+SPEC = TESTS / "fixtures" / "specs" / "tree_hostile_limits.yaml"
+HAVE_NAMESPACES = isolation_module.detect_isolation().level == "namespaces"
+LEVELS = ["namespaces", "process"] if HAVE_NAMESPACES else ["process"]
+LEVEL_OF = {"namespaces": isolation_module.NAMESPACES, "process": isolation_module.PROCESS}
+HAVE_PIDS_CGROUP = "pids" in (probe := StudentCgroups()).paths
+probe.remove()
+needs_root = pytest.mark.skipif(not grader_is_root(), reason="a separate student uid needs a root grader")
+
+
+def _grader_files() -> dict[str, str]:
+    digests = {}
+    for folder in ("grader", "reference", "specs"):
+        for path in sorted((PROJECT / folder).rglob("*")):
+            if path.is_file():
+                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+@pytest.fixture(scope="module", autouse=True)
+def grader_files_untouched():
+    before = _grader_files()
+    yield
+    after = _grader_files()
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p) and "__pycache__" not in p)
+    assert changed == [], f"grader files changed while hostile submissions ran: {changed}"
+    planted = [p for p in set(after) - set(before) if "__pycache__" in p and Path(p).read_bytes() == b"forged"]
+    assert planted == []
+
+
+def _fixture(name: str, folder: Path, **replace: str) -> Path:
+    unique = uuid.uuid4().hex[:10]
+    text = (HOSTILE / name).read_text().replace("@PROJECT@", str(PROJECT)).replace("@UNIQUE@", unique)
+    for key, value in replace.items():
+        text = text.replace(f"@{key}@", value)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{Path(name).stem}_{unique}.py"
+    path.write_text(text)
+    return path
+
+
+def grade(path: Path, level: str, monkeypatch):
+    monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVEL_OF[level])
+    return grade_submission(path, get_lab("tree"), load_spec(SPEC), seed=1)
+
+
+def _lines(report, word: str) -> list[str]:
+    return [line for line in report.student_output.splitlines() if line.startswith(word)]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_mounts_cannot_be_undone_nor_capabilities_regained(tmp_path, monkeypatch, level):
+    report = grade(_fixture("remounts.py", tmp_path / "subs"), level, monkeypatch)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    assert _lines(report, "GAINED") == [], report.student_output
+    assert len(_lines(report, "BLOCKED")) == 8
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_patching_lazily_imported_report_writers_forges_nothing(tmp_path, level):
+    """Through the CLI, in one run: the report writers are imported after the cases ran."""
+    attacker = _fixture("patches_grader.py", tmp_path / "subs")
+    env = {**os.environ, "ABGRADE_ISOLATION": level if level == "process" else ""}
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(attacker), "--lab", "tree", "--spec", str(SPEC),
+                           "--json", str(tmp_path / "r.json")], capture_output=True, text=True, env=env, timeout=120)
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["score"] < results["max_score"]
+    assert done.stdout.strip().splitlines()[-1] == f"Score: {results['score']:g} / {results['max_score']:g}"
+    assert "GAINED" not in done.stdout
+    # and the next, unrelated submission is graded by an intact grader
+    empty = tmp_path / "subs" / "empty.py"
+    empty.write_text("")
+    report = grade_submission(empty, get_lab("tree"), load_spec(SPEC), seed=1)
+    assert report.score == 0
+
+
+@pytest.mark.skipif(not HAVE_PIDS_CGROUP, reason="no pids cgroup can be made here")
+@needs_root
+@pytest.mark.parametrize("level", LEVELS)
+def test_leaving_the_cgroup_is_refused_and_the_process_cap_holds(tmp_path, monkeypatch, level):
+    report = grade(_fixture("escapes_cgroup.py", tmp_path / "subs"), level, monkeypatch)
+    assert _lines(report, "GAINED") == [], report.student_output
+    started = int(_lines(report, "STARTED")[0].split()[1])
+    assert 0 < started < 64
+    assert report.score == report.max_score
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_filling_dev_shm_and_tmp_leaves_nothing_on_the_machine(tmp_path, monkeypatch, level):
+    path = _fixture("fills_shm.py", tmp_path / "subs")
+    unique = path.stem.rsplit("_", 1)[1]
+    report = grade(path, level, monkeypatch)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    for folder in ("/dev/shm", "/tmp"):
+        assert not Path(f"{folder}/abgrade-fill-{unique}").exists()
+    stopped = {line.split()[1]: int(line.split()[2]) for line in _lines(report, "STOPPED")}
+    assert set(stopped) == {"/dev/shm", "/tmp"}, report.student_output  # nobody wrote 600 MB
+    assert all(mb <= 64 for mb in stopped.values())
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_secrets_of_the_grader_and_the_machine_cannot_be_read(tmp_path, monkeypatch, level):
+    secret = Path.home() / f"abgrade-secret-{uuid.uuid4().hex[:8]}"
+    secret.write_text("the secret first line\n")
+    try:
+        report = grade(_fixture("reads_secrets.py", tmp_path / "subs", SECRET=str(secret)), level, monkeypatch)
+    finally:
+        secret.unlink()
+    assert report.score == report.max_score
+    assert "the secret" not in report.student_output
+    assert not any(secret.name in line for line in _lines(report, "READ"))
+    read = [line for line in _lines(report, "READ") if not line.startswith("READ /root")]
+    assert read == [], report.student_output
+    if grader_is_root():
+        assert len(_lines(report, "BLOCKED")) >= 4  # /etc/shadow too: the student is not root
+
+
+def _batch(classroom: Path, level: str, timeout: float = 240) -> dict[str, float]:
+    env = {**os.environ, "ABGRADE_ISOLATION": level if level == "process" else ""}
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(classroom), "--lab", "tree", "--spec", str(SPEC),
+                           "--jobs", "3", "--seed", "1"], capture_output=True, text=True, env=env, timeout=timeout)
+    grades = Path(f"{classroom}-abgrade") / "grades.csv"
+    assert grades.exists(), done.stdout + done.stderr
+    with grades.open() as handle:
+        return {row["student"]: float(row["score"] or "nan") for row in csv.DictReader(handle)}
+
+
+def _alone(path: Path) -> float:
+    return grade_submission(path, get_lab("tree"), load_spec(SPEC), seed=1).score
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_student_who_kills_its_ancestors_takes_down_no_grader(tmp_path, level):
+    classroom = tmp_path / "class"
+    classroom.mkdir()
+    honest = {"alice": TREE / "correct_fail_hard.py", "bob": TREE / "bug_strict_cutoff.py"}
+    for name, source in honest.items():
+        (classroom / f"{name}.py").write_text(source.read_text())
+    (classroom / "mallory.py").write_text((HOSTILE / "kills_ancestors.py").read_text())
+    scores = _batch(classroom, level)
+    for name in honest:
+        assert scores[name] == _alone(classroom / f"{name}.py"), scores
+    assert set(scores) == {"alice", "bob", "mallory"}
+
+
+ATTACK_CELL = r'''
+import glob, json, os, socket, time
+found = set()
+end = time.monotonic() + 8
+while time.monotonic() < end:
+    for path in glob.glob("/tmp/abgrade-*/**", recursive=True) + glob.glob("@OUT@/*"):
+        if path in found:
+            continue
+        found.add(path)
+        if path.endswith(".sock"):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(path)
+                s.sendall(b'{"op": "loaded", "api": {}}\n' * 3)
+                print("GAINED connect", path)
+            except OSError as exc:
+                print("BLOCKED connect", type(exc).__name__)
+        elif os.path.isfile(path):
+            try:
+                with open(path, "a" if path.endswith((".sqlite", ".csv")) else "r") as handle:
+                    print("GAINED open", path)
+            except OSError as exc:
+                print("BLOCKED open", type(exc).__name__)
+    time.sleep(0.05)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_notebook_cannot_reach_other_gradings_in_a_batch(tmp_path, level):
+    """Three notebooks graded at once: the attacker hunts for the other graders' sockets,
+    connection files, work folders and the gradebook; the honest two keep their scores."""
+    classroom = tmp_path / "class"
+    classroom.mkdir()
+    honest = {"alice": TREE / "correct_fail_hard.py", "bob": TREE / "bug_strict_cutoff.py"}
+    for name, source in honest.items():
+        notebook_from_py(source, classroom / f"{name}.ipynb")
+    out = Path(f"{classroom}-abgrade")
+    notebook_from_py(TREE / "correct_fail_hard.py", classroom / "mallory.ipynb",
+                     before=[ATTACK_CELL.replace("@OUT@", str(out))])
+    scores = _batch(classroom, level)
+    for name in honest:
+        assert scores[name] == _alone(classroom / f"{name}.ipynb"), scores
+    feedback = "".join(p.read_text() for p in (out / "feedback").glob("mallory*.md"))
+    assert "GAINED" not in feedback
+
+
+GRADESCOPE_PROBE = '''
+import glob, os, sys
+from math import inf
+
+graph = {}
+terminal_nodes = {}
+LEAKS = []
+for pattern in ("@ROOT@/source/*", "@ROOT@/results/*", "@SITE@/grader/specs/*.yaml", "@SITE@/reference/solutions/*.py"):
+    for path in glob.glob(pattern):
+        try:
+            with open(path, "rb") as handle:
+                LEAKS.append(os.path.basename(path) + ":" + handle.read(20).hex())
+        except OSError:
+            pass
+    try:
+        LEAKS += os.listdir(os.path.dirname(pattern))
+    except OSError:
+        pass
+
+
+def alphabeta(node, alpha, beta, max_player):
+    raise RuntimeError(("LEA" + "KED: " + " ".join(LEAKS)) if LEAKS else ("NOTHING" + "-READ"))
+'''
+
+
+@needs_root
+@pytest.mark.slow
+def test_gradescope_bundle_and_results_are_out_of_reach_at_the_process_level(tmp_path):
+    """A fake /autograder: setup.sh installs the wheel (reference and specs inside), the
+    student's code can't read the bundle, the installed package or the results."""
+    from grader.course.gradescope_bundle import build_wheel
+
+    from .test_gradescope_bundle import run_script, unpack
+
+    wheel = build_wheel(PROJECT, tmp_path / "wheel")
+    bundle = tmp_path / "autograder.zip"
+    subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree", "-o", str(bundle),
+                    "--wheel", str(wheel)], check=True, capture_output=True, timeout=180)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    root = tmp_path / "autograder"
+    unpack(bundle, root / "source")
+    setup = run_script(root / "source" / "setup.sh", root, python, ABGRADE_PIP_OPTIONS="--no-deps --no-index -q")
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    site = subprocess.run([str(python), "-c", "import grader, os; print(os.path.dirname(os.path.dirname(grader.__file__)))"],
+                          capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    (root / "results").mkdir(exist_ok=True)
+    (root / "results" / "previous.json").write_text("{}")
+    (root / "submission").mkdir()
+    (root / "submission" / "lab.py").write_text(GRADESCOPE_PROBE.replace("@ROOT@", str(root)).replace("@SITE@", site))
+    done = run_script(root / "source" / "run_autograder", root, python, ABGRADE_ISOLATION="process")
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = (root / "results" / "results.json").read_text()
+    assert "NOTHING-READ" in text and "LEAKED:" not in text
