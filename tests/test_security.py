@@ -278,3 +278,24 @@ def test_gradescope_bundle_and_results_are_out_of_reach_at_the_process_level(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     text = (root / "results" / "results.json").read_text()
     assert "NOTHING-READ" in text and "LEAKED:" not in text
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_each_layer_holds_on_its_own(tmp_path, monkeypatch, level):
+    """What the kernel reports inside the student process: no capabilities in any set,
+    no_new_privs, a seccomp filter, another uid (root graders), and at the namespaces level
+    a private, size-capped /tmp and /dev/shm and read-only /proc/sys and cgroups."""
+    report = grade(_fixture("reports_privileges.py", tmp_path / "subs"), level, monkeypatch)
+    assert report.score == report.max_score
+    status = {line.split()[1]: line.split()[2] for line in _lines(report, "STATUS")}
+    assert {status[k] for k in ("CapInh:", "CapPrm:", "CapEff:", "CapAmb:")} == {"0000000000000000"}
+    assert status["NoNewPrivs:"] == "1"
+    if grader_is_root():
+        assert status["CapBnd:"] == "0000000000000000"
+        assert status["Uid:"] != "0" and status["Gid:"] != "0"
+    if isolation_module.filter_program_available():
+        assert status["Seccomp:"] == "2"
+    assert _lines(report, "WROTE") == [], report.student_output
+    if level == "namespaces":
+        sizes = {line.split()[1]: int(line.split()[2]) for line in _lines(report, "SIZE")}
+        assert sizes == {"/tmp": isolation_module.PRIVATE_TMP_MB, "/dev/shm": isolation_module.PRIVATE_TMP_MB}

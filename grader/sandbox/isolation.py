@@ -99,6 +99,11 @@ class Isolation:
         return f"isolation: {self.level} ({who}, {filtered}; {self.description})"
 
 
+def filter_program_available() -> bool:
+    """Whether student processes get the seccomp filter here (libseccomp found)."""
+    return program_hex() is not None
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
