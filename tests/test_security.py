@@ -299,3 +299,49 @@ def test_each_layer_holds_on_its_own(tmp_path, monkeypatch, level):
     if level == "namespaces":
         sizes = {line.split()[1]: int(line.split()[2]) for line in _lines(report, "SIZE")}
         assert sizes == {"/tmp": isolation_module.PRIVATE_TMP_MB, "/dev/shm": isolation_module.PRIVATE_TMP_MB}
+
+
+NOT_ROOT_GRADER = r"""
+import sys
+from pathlib import Path
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.spec import load_spec
+for path in sys.argv[2:]:
+    report = grade_submission(Path(path), get_lab("tree"), load_spec(Path(sys.argv[1])), seed=1)
+    print("SCORE", report.score, report.max_score)
+    print("NOTES", " ".join(report.notes))
+    print(report.student_output)
+"""
+GRADER_UID = 61999  # outside the student pool (61000-61255)
+
+
+@needs_root
+@pytest.mark.skipif(not HAVE_NAMESPACES or not Path("/usr/bin/setpriv").exists(), reason="needs unshare and setpriv")
+def test_a_grader_that_is_not_root_confines_students_in_their_own_user_namespace(tmp_path):
+    """Without root there is no uid to switch to: the student gets its own user namespace,
+    where the covers can't be removed and no capability is left."""
+    from grader.sandbox import acl
+
+    folder = tmp_path / "subs"
+    paths = [_fixture(name, folder) for name in ("remounts.py", "reports_privileges.py")]
+    os.chmod(tmp_path, 0o755)
+    os.chmod(folder, 0o755)
+    for path in paths:
+        os.chmod(path, 0o644)
+    readable = [*isolation_module.INTERPRETER_PATHS, str(PROJECT), str(tmp_path), sys.prefix]
+    acl.open_way_to_group(readable, GRADER_UID)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ABGRADE_")}
+    done = subprocess.run(["setpriv", f"--reuid={GRADER_UID}", f"--regid={GRADER_UID}", "--clear-groups",
+                           sys.executable, "-c", NOT_ROOT_GRADER, str(SPEC), *map(str, paths)],
+                          capture_output=True, text=True, timeout=120, cwd="/", env={**env, "HOME": "/tmp",
+                                                                                 "PYTHONPATH": str(PROJECT)})
+    out = done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.count("SCORE 8.0 8.0") == 2, out
+    assert "isolation: namespaces (own user namespace" in out
+    # setuid(0) "succeeds": it is uid 0 of its own namespace already, which maps to the grader's uid
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("GAINED")] == [["GAINED", "setuid", "0"]]
+    for key in ("CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"):
+        assert f"STATUS {key} 0000000000000000" in out
+    assert "STATUS NoNewPrivs: 1" in out and "WROTE" not in out

@@ -13,21 +13,21 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-_done: set[tuple[str, str, bool]] = set()
+_done: set[tuple[str, str]] = set()
 MISSING = ("abgrade: `setfacl` is not installed; at the process isolation level the student user can't be kept "
            "out of the grader's folders (or reach an interpreter in a closed folder). Install the `acl` package.")
 
 
-def _setfacl(entry: str, *paths: str, default: bool = False) -> None:
-    todo = [p for p in paths if (entry, p, default) not in _done]
+def _setfacl(entry: str, *paths: str) -> None:
+    todo = [p for p in paths if (entry, p) not in _done]
     if not todo:
         return
-    _done.update((entry, p, default) for p in todo)
+    _done.update((entry, p) for p in todo)
     if shutil.which("setfacl") is None:
         print(MISSING, file=sys.stderr)
         return
-    subprocess.run(["setfacl", *(["-d"] if default else []), "-m", entry, "--", *todo],
-                   capture_output=True, timeout=30)
+    # -P: never follow a symbolic link (one in root's home could point on the way)
+    subprocess.run(["setfacl", "-P", "-m", entry, "--", *todo], capture_output=True, timeout=30)
 
 
 def close_to_group(folders: Iterable[str], gid: int) -> None:
@@ -54,14 +54,15 @@ def closed_ancestors(paths: Iterable[str]) -> list[str]:
 
 def open_way_to_group(paths: Iterable[str], gid: int) -> None:
     """Let the student group traverse the closed folders on the way to `paths`, and only
-    that: everything else in such a folder (root's home: dot files, keys, caches), now and
-    later (a default ACL), is denied to the group."""
+    that: everything else in such a folder (root's home: dot files, keys, caches) is
+    denied to the group, looked at again for every student process (no default ACL: it
+    would be inherited by every folder made there later, the way to a new venv included)."""
     paths = list(paths)
     for folder in closed_ancestors(paths):
         _setfacl(f"g:{gid}:--x", folder)
-        _setfacl(f"u::rwx,g::r-x,o::r-x,g:{gid}:---", folder, default=True)  # as umask 022 would
         try:
-            entries = [os.path.join(folder, name) for name in os.listdir(folder)]
+            entries = [os.path.join(folder, name) for name in os.listdir(folder)
+                       if not os.path.islink(os.path.join(folder, name))]
         except OSError:
             continue
         _setfacl(f"g:{gid}:---", *(e for e in entries if not any(_on_way(e, p) for p in paths)))
