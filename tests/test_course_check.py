@@ -180,9 +180,14 @@ def test_check_fails_a_buggy_submission_with_abgrades_messages(tmp_path: Path) -
     assert set(cases) == set(expected)
     failed = {name: case.find("failure") for name, case in cases.items() if case.find("failure") is not None}
     assert set(failed) == STRICT_CUTOFF_FAILURES
+    firsts = {}  # the summary (short by default) shows the first failure of each kind in full
+    for name in expected:
+        if name in failed:
+            firsts.setdefault(name.split(": ")[-1], name)
     for name, failure in failed.items():
         assert failure.get("message") == failure.text == expected[name]
-        assert all(line in done.stdout for line in expected[name].splitlines())  # the summary too
+        shown = expected[name].splitlines() if name in firsts.values() else expected[name].splitlines()[:1]
+        assert all(line.strip()[:100] in done.stdout for line in shown)  # the summary too
     assert "Likely cause: You cut off only when alpha > beta" in failed["sibling-ties: pruned"].get("message")
 
 
