@@ -127,8 +127,6 @@ def _failing_index(report: GradeReport, shown: list[TestResult]) -> str:
             links.append(f'<li><a href="#{_anchor(index)}">{escape(name)}</a>: {escape(", ".join(kinds))}</li>')
     hidden = sum(not t.passed and not t.not_run for t in report.tests) - len(failing)
     note = (f'<p class="hidden-failures">{hidden} hidden test(s) failed. {WITHHELD}</p>' if hidden else "")
-    if report.not_run:
-        note += f'<p class="not-run">{_not_run_line(report)}</p>'
     if not links and not note:
         return ""
     return f'<section class="failing"><h2>Failing tests</h2><ul>{"".join(links)}</ul>{note}</section>'
