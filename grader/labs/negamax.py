@@ -14,6 +14,7 @@ so those windows appear only in the `bounds` check, which judges results, not co
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf
 from typing import Any
@@ -155,20 +156,83 @@ def _counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+def _once(compute: Callable[[], str | None]) -> Callable[[], str | None]:
+    """`compute`, run at most once (value and nodes share one replay)."""
+    memo: list = []
+    return lambda: memo[0] if memo else (memo.append(compute()) or memo[0])
+
+
 def _difference(seen: int, expected: int) -> str:
     return f"{abs(seen - expected):,} {'more' if seen > expected else 'fewer'}"
 
 
+# --- sign errors -------------------------------------------------------------------------
+
+SIGN_HINTS = {
+    "successor": ("Your search reads exactly the states a search reads that does not negate its successors' "
+                  "values: in negamax a successor's value is from the other player's side, so its sign must "
+                  "flip: val = max(val, -value(ns, other(player), -beta, -alpha)) (note the minus before value)."),
+    "utility": ("Your search reads exactly the states a search reads that negates the utility of finished "
+                "states: at a finished state return utility(State, player) as it is (it is already from the "
+                "point of view of `player`); the minus belongs before the recursive value(...)."),
+}
+
+
+def _signed_search(game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str,
+                   start: float | None) -> tuple[float, tuple]:
+    """The course's alpha-beta with one sign error (`bug`: "successor" or "utility"):
+    its result and the states it expands, in order, as the observer encodes them."""
+    trace: list = []
+
+    def value(state: Any, player: Any, alpha: float, beta: float) -> float:
+        if game.finished(state):
+            utility = game.utility(state, player)
+            return -utility if bug == "utility" else utility
+        val = alpha if start is None else start
+        trace.append(game.encode(state))
+        for successor in game.next_states(state, player):
+            child = value(successor, game.other(player), -beta, -alpha)
+            val = max(val, child if bug == "successor" else -child)
+            if val >= beta:
+                return val
+            alpha = max(val, alpha)
+        return val
+
+    return value(state, player, alpha, beta), tuple(trace)
+
+
+def sign_error(observed: dict, position: Position, window: tuple[float, ...] = ()) -> str | None:
+    """The hint for a sign error when the student's search expanded exactly the states (and
+    returned exactly the value) of the course's search with that error, else None. Replayed
+    only for a failing check (a search of the whole game)."""
+    seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
+    expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
+    if observed.get("error"):
+        return None
+    alpha, beta = tuple(window[:2]) if len(window) >= 2 else (-1, 1)  # value's own defaults
+    found = []  # on a small game both errors may read the same states: then both are named
+    for bug in SIGN_HINTS:
+        for start in (None, -inf):
+            returned, trace = _signed_search(position.game, position.state, position.player, alpha, beta, bug, start)
+            if expansions == len(trace) and tuple(seen) == trace[:len(seen)] and observed.get("returned") == returned:
+                found.append(SIGN_HINTS[bug])
+                break
+    return " Or: ".join(found) or None
+
+
 # --- judging ----------------------------------------------------------------------------
 
-def judge_value(observed: dict, expected: int, position: Position, call: str) -> Verdict:
+def judge_value(observed: dict, expected: int, position: Position, call: str,
+                sign_hint: Callable[[], str | None] | None = None) -> Verdict:
+    """`sign_hint`: worked out only when the value is wrong (see sign_error)."""
     if observed.get("error"):
         return _raised(observed, call, position)
     verdict = check_value(observed.get("returned"), expected, call)
     if verdict.passed:
         return verdict
     meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
-    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}")
+    hint = sign_hint() if sign_hint else None
+    return Verdict.fail(f"{verdict.message} {meaning}" + (f"\n{hint}" if hint else "") + f"\n{position.drawing()}")
 
 
 @dataclass(frozen=True)
@@ -180,9 +244,11 @@ class Counts:
     trace: tuple
 
 
-def judge_nodes(observed: dict, expected: Counts, position: Position, call: str) -> Verdict:
+def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
+                sign_hint: Callable[[], str | None] | None = None) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
-    called on against the reference's, each reported on its own."""
+    called on against the reference's, each reported on its own. A recognised sign error
+    (`sign_hint`) replaces the hint about pruning and order, which would mislead."""
     if observed.get("error"):
         return _raised(observed, call, position)
     counter_ok, counter_line = _judge_counter(observed.get("counter"), expected.calls, call)
@@ -208,6 +274,7 @@ def judge_nodes(observed: dict, expected: Counts, position: Position, call: str)
         hint = ("Your search skips or reorders states the reference searches: go through next_states(State, player) "
                 "in order, cut off only when val >= beta, pass the window negated and swapped: "
                 "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state.")
+    hint = (sign_hint() if sign_hint else None) or hint
     lines = [counter_line, states_line, divergence or "", hint, position.drawing()]
     return Verdict.fail("\n".join(line for line in lines if line))
 
@@ -405,13 +472,14 @@ class PositionCase:
 
             def judge_search(calls: list[dict]) -> Judgement:
                 observed = _first(calls)
+                hint = _once(lambda: sign_error(observed, position, window))
                 verdicts = {}
                 if "value" in search_kinds:
-                    verdicts["value"] = judge_value(observed, expect["value"], position, call_text)
+                    verdicts["value"] = judge_value(observed, expect["value"], position, call_text, hint)
                 if "nodes" in search_kinds:
                     search = alphabeta_value(position.game, position.state, position.player, *window)
                     counts = Counts(expect["calls"], expect["expansions"], search.trace)
-                    verdicts["nodes"] = judge_nodes(observed, counts, position, call_text)
+                    verdicts["nodes"] = judge_nodes(observed, counts, position, call_text, hint)
                 return Judgement({k: _with_game(v, position.game) for k, v in verdicts.items()})
 
             request = _request(f"{header.name}/value", position.game,
@@ -564,10 +632,11 @@ def _random_plan(number: int, position: Position) -> CasePlan:
         search = alphabeta_value(game, position.state, position.player)
         optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
         value_call = position.call("value")
+        hint = _once(lambda: sign_error(_first(observed), position))
         verdicts = [
-            judge_value(_first(observed), value, position, value_call),
+            judge_value(_first(observed), value, position, value_call, hint),
             judge_nodes(_first(observed), Counts(search.calls, search.next_states_calls, search.trace),
-                        position, value_call),
+                        position, value_call, hint),
             judge_choice(_first(observed[1:]), position, value, optimal, position.call("best_move")),
             judge_bounds([(probe, p) for _, probe, p in paired], observed[2:]),
         ]
