@@ -58,8 +58,19 @@ def _game_modules() -> tuple[tuple[str, str], ...]:
     return tuple((f"_abgrade_game_{name}", load_game(name).source) for name in GAMES)
 
 
+SIGN_HINTS = {  # sign errors, recognised by replaying the course's search with each one
+    "value_not_negated": ("a sign error: the value of each successor is not negated. A successor's value is from "
+                          "the other player's side, so its sign must flip: "
+                          "val = max(val, -value(ns, other(player), -beta, -alpha))."),
+    "utility_negated": ("a sign error: the utility of a finished state is negated. Return utility(State, player) "
+                        "as it is (it is already from the point of view of `player`); the minus belongs before "
+                        "the recursive value(...)."),
+}
+
+
 class NegamaxLab(Lab):
     name = "negamax"
+    bug_hints = SIGN_HINTS
     probe = ProbeSetup("negamax", {"value": 4, "alphaBeta": 4, "best_move": 2}, _game_modules())
     api = {
         "value": "value(State, player, alpha=-1, beta=1)",
@@ -156,7 +167,7 @@ def _counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _once(compute: Callable[[], str | None]) -> Callable[[], str | None]:
+def _once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
     """`compute`, run at most once (value and nodes share one replay)."""
     memo: list = []
     return lambda: memo[0] if memo else (memo.append(compute()) or memo[0])
@@ -168,31 +179,23 @@ def _difference(seen: int, expected: int) -> str:
 
 # --- sign errors -------------------------------------------------------------------------
 
-SIGN_HINTS = {
-    "successor": ("Your search reads exactly the states a search reads that does not negate its successors' "
-                  "values: in negamax a successor's value is from the other player's side, so its sign must "
-                  "flip: val = max(val, -value(ns, other(player), -beta, -alpha)) (note the minus before value)."),
-    "utility": ("Your search reads exactly the states a search reads that negates the utility of finished "
-                "states: at a finished state return utility(State, player) as it is (it is already from the "
-                "point of view of `player`); the minus belongs before the recursive value(...)."),
-}
 
 
 def _signed_search(game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str,
                    start: float | None) -> tuple[float, tuple]:
-    """The course's alpha-beta with one sign error (`bug`: "successor" or "utility"):
+    """The course's alpha-beta with one sign error (`bug`: a SIGN_HINTS name):
     its result and the states it expands, in order, as the observer encodes them."""
     trace: list = []
 
     def value(state: Any, player: Any, alpha: float, beta: float) -> float:
         if game.finished(state):
             utility = game.utility(state, player)
-            return -utility if bug == "utility" else utility
+            return -utility if bug == "utility_negated" else utility
         val = alpha if start is None else start
         trace.append(game.encode(state))
         for successor in game.next_states(state, player):
             child = value(successor, game.other(player), -beta, -alpha)
-            val = max(val, child if bug == "successor" else -child)
+            val = max(val, child if bug == "value_not_negated" else -child)
             if val >= beta:
                 return val
             alpha = max(val, alpha)
@@ -201,38 +204,39 @@ def _signed_search(game: Game, state: Any, player: Any, alpha: float, beta: floa
     return value(state, player, alpha, beta), tuple(trace)
 
 
-def sign_error(observed: dict, position: Position, window: tuple[float, ...] = ()) -> str | None:
-    """The hint for a sign error when the student's search expanded exactly the states (and
-    returned exactly the value) of the course's search with that error, else None. Replayed
-    only for a failing check (a search of the whole game)."""
+def sign_error(observed: dict, position: Position, window: tuple[float, ...] = ()) -> frozenset[str]:
+    """The sign errors (SIGN_HINTS names) whose search expands exactly the states the
+    student's did and returns exactly its value on this call. Replayed only when some
+    check failed; the pipeline keeps a name only if it explains every case."""
     seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
     expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
     if observed.get("error"):
-        return None
+        return frozenset()
     alpha, beta = tuple(window[:2]) if len(window) >= 2 else (-1, 1)  # value's own defaults
-    found = []  # on a small game both errors may read the same states: then both are named
+    found = set()
     for bug in SIGN_HINTS:
         for start in (None, -inf):
             returned, trace = _signed_search(position.game, position.state, position.player, alpha, beta, bug, start)
             if expansions == len(trace) and tuple(seen) == trace[:len(seen)] and observed.get("returned") == returned:
-                found.append(SIGN_HINTS[bug])
+                found.add(bug)
                 break
-    return " Or: ".join(found) or None
+    return frozenset(found)
 
 
 # --- judging ----------------------------------------------------------------------------
 
 def judge_value(observed: dict, expected: int, position: Position, call: str,
-                sign_hint: Callable[[], str | None] | None = None) -> Verdict:
-    """`sign_hint`: worked out only when the value is wrong (see sign_error)."""
+                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
+    """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
+    diagnoses, so the hint shows only when the error explains every case."""
     if observed.get("error"):
         return _raised(observed, call, position)
     verdict = check_value(observed.get("returned"), expected, call)
     if verdict.passed:
         return verdict
     meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
-    hint = sign_hint() if sign_hint else None
-    return Verdict.fail(f"{verdict.message} {meaning}" + (f"\n{hint}" if hint else "") + f"\n{position.drawing()}")
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
 
 
 @dataclass(frozen=True)
@@ -245,10 +249,11 @@ class Counts:
 
 
 def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
-                sign_hint: Callable[[], str | None] | None = None) -> Verdict:
+                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
-    called on against the reference's, each reported on its own. A recognised sign error
-    (`sign_hint`) replaces the hint about pruning and order, which would mislead."""
+    called on against the reference's, each reported on its own. When a sign error reads
+    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
+    is left out, and the sign error is named as a diagnosis instead."""
     if observed.get("error"):
         return _raised(observed, call, position)
     counter_ok, counter_line = _judge_counter(observed.get("counter"), expected.calls, call)
@@ -274,9 +279,9 @@ def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
         hint = ("Your search skips or reorders states the reference searches: go through next_states(State, player) "
                 "in order, cut off only when val >= beta, pass the window negated and swapped: "
                 "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state.")
-    hint = (sign_hint() if sign_hint else None) or hint
-    lines = [counter_line, states_line, divergence or "", hint, position.drawing()]
-    return Verdict.fail("\n".join(line for line in lines if line))
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
+    return Verdict.fail("\n".join(line for line in lines if line), bugs)
 
 
 def _count_hint(counter: Any, expected: int) -> str:
@@ -480,7 +485,7 @@ class PositionCase:
                     search = alphabeta_value(position.game, position.state, position.player, *window)
                     counts = Counts(expect["calls"], expect["expansions"], search.trace)
                     verdicts["nodes"] = judge_nodes(observed, counts, position, call_text, hint)
-                return Judgement({k: _with_game(v, position.game) for k, v in verdicts.items()})
+                return Judgement({k: _with_game(v, position.game) for k, v in verdicts.items()}, hint)
 
             request = _request(f"{header.name}/value", position.game,
                                [position.request_call("value", *window, trace="nodes" in search_kinds)])
@@ -645,8 +650,10 @@ def _random_plan(number: int, position: Position) -> CasePlan:
             verdict = Verdict.ok(f"value, num_value_call, next_states calls, best_move and the bound "
                                  f"specification all right at {position.text} ({_game_name(game)}).")
         else:
-            verdict = Verdict.fail("\n".join(failing) + (_game_line(game) or f"\nThe game: {_game_name(game)}."))
-        return Judgement({"random": verdict})
+            bugs = tuple(sorted({d for v in verdicts for d in v.diagnoses}))
+            verdict = Verdict.fail("\n".join(failing) + (_game_line(game) or f"\nThe game: {_game_name(game)}."),
+                                   bugs)
+        return Judgement({"random": verdict}, hint)
 
     return CasePlan(name, _request(name, game, calls), ("random",), judge)
 
