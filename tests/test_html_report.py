@@ -358,7 +358,7 @@ def test_grade_command_writes_the_page(tmp_path, capsys):
     out = tmp_path / "report.html"
     code = main(["grade", str(TREE_SUBMISSIONS / "bug_strict_cutoff.py"), "--lab", "tree", "--seed", "1",
                  "--html", str(out), "--quiet"])
-    assert code == 1 and capsys.readouterr().out.strip().endswith("/63")
+    assert code == 1 and capsys.readouterr().out.strip().endswith("/75")
     dom = parse(out.read_text(encoding="utf-8"))
     assert dom.all("svg", "tree") and dom.one("li", "diagnosis").attrs["data-name"] == "strict_cutoff"
 

@@ -16,7 +16,7 @@ pytest_plugins = ["pytester"]
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
 STRICT_CUTOFF = TREE_SUBMISSIONS / "bug_strict_cutoff.py"
-VISIBLE_TESTS = 37  # specs/tree.yaml: load, limits, and value/nodes/pruned/bounds of its fixed cases
+VISIBLE_TESTS = 45  # specs/tree.yaml: load, limits, and value/nodes/pruned/bounds of its fixed cases
 STUDENT_TEST = "def test_students_own():\n    assert 1 + 1 == 2\n"
 
 

@@ -123,7 +123,7 @@ def test_escape_sequences_from_the_student_never_reach_the_terminal(ansi_run):
     assert "raised Err␛[2J␛[HScore: 63 / 63␛[0m" in run.stdout  # the class name, shown
     assert "returned ␛[2J␛[H␛[1;32mabgrade · lab tree" in run.stdout  # the repr, shown
     lines = run.stdout.rstrip("\n").splitlines()
-    assert lines[-1] == f"Score: {results['score']:g} / {results['max_score']:g}" == "Score: 2 / 63"
+    assert lines[-1] == f"Score: {results['score']:g} / {results['max_score']:g}" == "Score: 2 / 75"
     assert sum(line.startswith("Score:") for line in lines) == 1  # forged lines are indented, never a score line
     assert len(lines) <= 40
 
@@ -133,7 +133,7 @@ def test_with_colours_the_only_escapes_are_the_graders_own(grade):
     for verbose in (False, True):
         painted = summary(report, color=True, verbose=verbose)
         assert "\x1b" not in GRADER_COLOURS.sub("", painted)
-        assert painted.splitlines()[-1] == "\x1b[1mScore: 2 / 63\x1b[0m"
+        assert painted.splitlines()[-1] == "\x1b[1mScore: 2 / 75\x1b[0m"
 
 
 def test_escape_sequences_are_plain_text_in_json_and_html(ansi_run):
