@@ -11,11 +11,12 @@ from .checks import Verdict
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
-from .observations import sanitize_call
+from .observations import sanitize_call, sanitize_load
 from .results import GradeReport, TestResult
 from .sandbox.session import Session, open_session
 from .sandbox.channel import WorkerFailure
 from .spec import Spec
+from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
 
 SUPPORTED_SUFFIXES = (".py", ".ipynb")
 
@@ -37,14 +38,14 @@ def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
     plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
     if visible_only:  # the student's side: hidden checks never run and never show
         plans = [p for p in plans if any(_visibility(spec, p, kind) == "visible" for kind in p.kinds)]
-    report = GradeReport(lab=lab.name, submission=str(path), tests=[])
+    report = GradeReport(lab=lab.name, submission=clean_line(str(path), LINE_CHARS), tests=[])
     if spec.random and not visible_only:
         report.notes.append(f"random cases generated with seed {seed} (rerun with --seed {seed})")
     problem = _file_problem(path)
     if problem:
         if session is not None:
             session.close()
-        _fail_everything(report, spec, plans, Verdict.fail(f"{path.name}: {problem}"))
+        _fail_everything(report, spec, plans, Verdict.fail(f"{clean_line(path.name)}: {problem}"))
     else:
         _run(report, path, lab, spec, plans, session or open_session(path, hidden))
     if visible_only:
@@ -66,12 +67,13 @@ def _file_problem(path: Path) -> str | None:
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
     with session.configure(lab.probe, spec.limits):
         report.notes.append(session.isolation_note)
-        load = session.load()
-        verdict, usable = check_load(load, lab.api, path.name)
+        load = sanitize_load(session.load())  # the boundary: student-side text is made safe here
+        report.load_notes = list(load.notes)
+        verdict, usable = check_load(load, lab.api, clean_line(path.name))
         if not usable:
             _fail_everything(report, spec, plans, verdict)
             session.close()
-            report.student_output = session.output
+            report.student_output = _student_output(session.output)
             return
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
@@ -91,7 +93,19 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
-        report.student_output = session.output
+        report.student_output = _student_output(session.output)
+
+
+_DROPPED = "\n[output truncated: "  # the sandbox's own note that output was dropped
+
+
+def _student_output(text: str) -> str:
+    """What the student printed, made safe and cut; the sandbox's note about output it
+    dropped is kept at the end (it is the grader's text, and the news)."""
+    body, marker, dropped = text.rpartition(_DROPPED)
+    if not marker or "\n" in dropped:
+        body, dropped = text, ""
+    return clean_text(body, OUTPUT_CHARS) + (_DROPPED + clean_line(dropped) if dropped else "")
 
 
 def _judge(plan: CasePlan, calls: list[dict]) -> Judgement:
@@ -168,11 +182,17 @@ def _add_limits_test(report: GradeReport, spec: Spec, verdict: Verdict) -> None:
                                        policy.visibility))
 
 
+NOT_RUN = "not run: the submission did not load (see the load test)."
+
+
 def _fail_everything(report: GradeReport, spec: Spec, plans: list[CasePlan], load: Verdict) -> None:
-    """The submission can't run: load fails with the reason, every other test with a pointer to it."""
+    """The submission can't run: load fails with the reason; every other test is kept (a
+    Gradescope entry each) but marked `not_run`, so writers show one line for them all."""
     report.tests.append(_load_test(spec, load))
-    not_run = {k: Verdict.fail("not run: the submission did not load (see the load test).")
-               for plan in plans for k in plan.kinds}
+    not_run = {k: Verdict.fail(NOT_RUN) for plan in plans for k in plan.kinds}
+    first = len(report.tests)
     for plan in plans:
         report.tests.extend(_tests(spec, plan, not_run))
-    _add_limits_test(report, spec, Verdict.fail("not run: the submission did not load (see the load test)."))
+    _add_limits_test(report, spec, Verdict.fail(NOT_RUN))
+    for test in report.tests[first:]:
+        test.not_run = True

@@ -1,9 +1,17 @@
 """Observations arrive from an untrusted process: they are plain JSON, but their shape is
 whatever the student process wrote. Everything the judges read goes through here first,
-so a tampered observer can fail its own tests but never crash the grader."""
+so a tampered observer can fail its own tests but never crash the grader. Every string in
+them passes the text boundary (`grader/text.py`) here, so no writer ever sees a lone
+surrogate, a terminal escape or an unbounded message from the student side."""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .text import LINE_CHARS, NAME_CHARS, clean_data, clean_line, clean_text
+
+if TYPE_CHECKING:
+    from .sandbox.session import LoadObservation
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
@@ -12,13 +20,16 @@ _ERROR_FLAGS = ("recursion", "memory", "exit")
 def sanitize_value(value: Any, depth: int = 0) -> Any:
     """A returned value in the observer's encoding: numbers, strings, bools, None, or
     {"type", "items"} / {"type", "repr"} records; anything else becomes MALFORMED."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, int, float)):
         return value
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, dict) and isinstance(value.get("type"), str) and depth < 6:
+        kind = clean_line(value["type"])
         if isinstance(value.get("items"), list):
-            return {"type": value["type"], "items": [sanitize_value(v, depth + 1) for v in value["items"]]}
+            return {"type": kind, "items": [sanitize_value(v, depth + 1) for v in value["items"]]}
         if isinstance(value.get("repr"), str):
-            return {"type": value["type"], "repr": value["repr"]}
+            return {"type": kind, "repr": clean_text(value["repr"])}
     return dict(MALFORMED)
 
 
@@ -32,10 +43,11 @@ def sanitize_error(error: Any) -> dict | None:
         if (isinstance(frame, list) and len(frame) >= 4 and isinstance(frame[0], str) and isinstance(frame[1], int)
                 and isinstance(frame[2], str) and isinstance(frame[3], str)):
             repeats = frame[4] if len(frame) > 4 and isinstance(frame[4], int) else 1
-            frames.append([frame[0], frame[1], frame[2], frame[3], repeats])
+            frames.append([clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS),
+                           repeats])
     clean = {
-        "type": error["type"] if isinstance(error.get("type"), str) else "Exception",
-        "message": error["message"] if isinstance(error.get("message"), str) else "",
+        "type": clean_line(error["type"]) if isinstance(error.get("type"), str) else "Exception",
+        "message": clean_text(error.get("message")),
         "frames": frames,
     }
     clean.update({flag: error.get(flag) is True for flag in _ERROR_FLAGS})
@@ -44,7 +56,7 @@ def sanitize_error(error: Any) -> dict | None:
             clean[key] = error[key]
     for key in ("text", "file"):
         if isinstance(error.get(key), str):
-            clean[key] = error[key]
+            clean[key] = clean_line(error[key], LINE_CHARS)
     return clean
 
 
@@ -53,11 +65,25 @@ def sanitize_call(call: Any) -> dict:
     kept as they came (each lab's judge reads them defensively)."""
     if not isinstance(call, dict):
         return {"returned": None, "error": sanitize_error("malformed"), "reads": [], "seconds": 0.0}
-    clean = dict(call)
+    clean = {clean_line(k): clean_data(v) for k, v in call.items() if isinstance(k, str)}
     clean["returned"] = sanitize_value(call.get("returned"))
     clean["error"] = sanitize_error(call.get("error"))
     reads = call.get("reads")
-    clean["reads"] = [r for r in reads if isinstance(r, str)] if isinstance(reads, list) else []
+    clean["reads"] = [clean_line(r) for r in reads if isinstance(r, str)] if isinstance(reads, list) else []
     seconds = call.get("seconds")
     clean["seconds"] = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
     return clean
+
+
+def sanitize_load(load: LoadObservation) -> LoadObservation:
+    """The load observation with every student-side string made safe: the API entries
+    (signatures show the student's default values), the loading error, cell notes and
+    the messages about unusable files and workers (they may quote the student)."""
+    api = {clean_line(name): clean_data(entry, NAME_CHARS) for name, entry in load.api.items()
+           if isinstance(name, str) and isinstance(entry, dict)}
+    failure = load.failure
+    if failure is not None:
+        failure = replace(failure, message=clean_text(failure.message))
+    return replace(load, api=api, error=sanitize_error(load.error) if load.error is not None else None,
+                   failure=failure, problem=None if load.problem is None else clean_text(load.problem),
+                   notes=[clean_text(note, LINE_CHARS) for note in load.notes])

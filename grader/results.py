@@ -24,6 +24,8 @@ class TestResult:
     case: str | None = None
     diagnoses: list[str] = field(default_factory=list)
     details: dict | None = None  # plain data for pictures (HTML report), not in results.json
+    not_run: bool = False  # never ran (the submission did not load): writers show one line for all
+
 
     @property
     def score(self) -> float:
@@ -48,6 +50,9 @@ class GradeReport:
     execution_time: float = 0.0
     notes: list[str] = field(default_factory=list)
     student_output: str = ""
+    # what happened while loading that did not fail `load` (notebook cells that raised, were
+    # interrupted or skipped): every writer lists them, even when every test passes
+    load_notes: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -60,6 +65,10 @@ class GradeReport:
     @property
     def visible_failures(self) -> list[TestResult]:
         return [t for t in self.tests if not t.passed and t.visibility == "visible"]
+
+    @property
+    def not_run(self) -> list[TestResult]:
+        return [t for t in self.tests if t.not_run]
 
     def subtotals(self) -> dict[str, tuple[float, float]]:
         """Score and maximum per check kind, in the order of CHECK_KINDS."""

@@ -641,7 +641,7 @@ def test_kernel_start_failures_are_retried_and_never_the_students_fault(tmp_path
     marks.mkdir()
     flaky = run_batch(options, lab, tree_spec, io.StringIO(), KernelWontStart("tree", tree_spec, SEED, marks))
     assert flaky.graded_now == 2 and flaky.summary.errors == []
-    expected = [(grade(name, seed=SEED).score, 63) for name in ("bug_strict_cutoff", "correct_seed_style")]
+    expected = [(grade(name, seed=SEED).score, 75) for name in ("bug_strict_cutoff", "correct_seed_style")]
     assert flaky.summary.scores == expected  # as if the machine had never failed
 
 

@@ -176,7 +176,7 @@ def test_results_json_names_the_seed(strict_cutoff_run):
 def test_full_marks_exit_0(tmp_path):
     run = abgrade("grade", TREE_SUBMISSIONS / "correct_iterative.py", "--lab", "tree", "--quiet", cwd=tmp_path)
     assert run.returncode == 0, run.stdout
-    assert run.stdout.strip() == "63/63"
+    assert run.stdout.strip() == "75/75"
 
 
 def test_only_hidden_failures_exit_0(tmp_path):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -357,7 +358,7 @@ def test_grade_command_writes_the_page(tmp_path, capsys):
     out = tmp_path / "report.html"
     code = main(["grade", str(TREE_SUBMISSIONS / "bug_strict_cutoff.py"), "--lab", "tree", "--seed", "1",
                  "--html", str(out), "--quiet"])
-    assert code == 1 and capsys.readouterr().out.strip().endswith("/63")
+    assert code == 1 and capsys.readouterr().out.strip().endswith("/75")
     dom = parse(out.read_text(encoding="utf-8"))
     assert dom.all("svg", "tree") and dom.one("li", "diagnosis").attrs["data-name"] == "strict_cutoff"
 
@@ -450,3 +451,16 @@ def test_a_real_tictactoe_report_draws_the_first_divergent_expansion():
     assert pruned.details["view"] == "boards" and pruned.details["board"] == ".../.../..."
     page = render_html(report)
     assert page.count('class="board') >= 3  # the position and both sides of the divergence
+    # the note under the boards gives the whole searches' counts, as the test's text does
+    # (the boards listed for the picture stop at the first difference)
+    for test in report.tests:
+        if test.kind == "pruned" and test.details and test.details.get("view") == "boards":
+            found = re.search(r"get_childs on ([\d,]+) boards; the reference on ([\d,]+)", test.output)
+            yours, theirs = found.groups()
+            assert f"Your search expanded {yours} boards, the reference {theirs};" in boards_html(test.details)
+            assert int(yours.replace(",", "")) > len(test.details["seen"])
+
+
+def test_boards_note_uses_the_totals_when_given():
+    text = parse(boards_html({**BOARDS, "seen_total": 2442, "expected_total": 1345})).full_text()
+    assert "expanded 2,442 boards, the reference 1,345" in text

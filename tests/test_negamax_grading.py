@@ -65,6 +65,7 @@ def test_accepted_variants_get_full_marks(name, lab, spec):
 BUGS = {
     "window_not_swapped": {"value", "nodes", "bounds", "choice", "random"},
     "utility_sign_flipped": {"value", "nodes", "bounds", "choice", "random"},
+    "value_not_negated": {"value", "nodes", "bounds", "choice", "random"},
     "counter_never_incremented": {"nodes", "random"},
     "recurse_alphabeta": {"nodes", "random"},
     "no_cutoff": {"nodes", "random"},
@@ -111,6 +112,30 @@ def test_a_strict_cutoff_shows_on_a_successor_worth_exactly_beta(lab, spec):
     assert "num_value_call is 11; the reference's value is called 10 times (1 more)" in text
     assert "worth exactly beta" in text
     assert "The game: the tree graph = {'a': ['b1', 'b2', 'b3']" in text
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("value_not_negated", "Likely cause: a sign error: the value of each successor is not negated."),
+    ("utility_sign_flipped", "Likely cause: a sign error: the utility of a finished state is negated."),
+])
+def test_a_sign_error_is_recognised_and_named_not_blamed_on_search_order(name, says, lab, spec):
+    report = graded(name, lab, spec)
+    failing = [t for t in report.tests if not t.passed and t.kind in ("value", "nodes")]
+    assert failing and all(says in t.output for t in failing), [t.name for t in failing if says not in t.output]
+    assert not any("skips or reorders" in t.output or "prunes less" in t.output for t in failing)
+    text = output(report, "tictactoe-full-window: nodes")
+    assert "val = max(val, -value(ns, other(player), -beta, -alpha))." in text or "utility(State, player) as it is" in text
+    assert set(report.tests[2].diagnoses) | {d for t in failing for d in t.diagnoses} <= {"value_not_negated",
+                                                                                         "utility_negated"}
+    # the hidden random positions say it too
+    assert all(says in t.output for t in report.tests if t.kind == "random" and not t.passed
+               and ("value(" in t.output and "returned" in t.output))
+
+
+def test_other_bugs_are_not_called_sign_errors(lab, spec):
+    for name in ("window_not_swapped", "recurse_alphabeta", "counter_never_incremented"):
+        report = graded(name, lab, spec)
+        assert not any("sign error" in t.output or t.diagnoses for t in report.tests), name
 
 
 def test_a_wrong_value_is_shown_with_the_board(lab, spec):

@@ -16,7 +16,7 @@ pytest_plugins = ["pytester"]
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
 STRICT_CUTOFF = TREE_SUBMISSIONS / "bug_strict_cutoff.py"
-VISIBLE_TESTS = 37  # specs/tree.yaml: load, limits, and value/nodes/pruned/bounds of its fixed cases
+VISIBLE_TESTS = 45  # specs/tree.yaml: load, limits, and value/nodes/pruned/bounds of its fixed cases
 STUDENT_TEST = "def test_students_own():\n    assert 1 + 1 == 2\n"
 
 
@@ -48,7 +48,7 @@ def test_without_the_option_the_plugin_does_nothing(course: pytest.Pytester) -> 
 def test_one_test_per_visible_check_of_a_correct_lab(course: pytest.Pytester) -> None:
     result = course.runpytest("--abgrade", "tree=labs/tree.py", "-v")
     result.assert_outcomes(passed=VISIBLE_TESTS + 1)
-    result.stdout.fnmatch_lines(["*collected 38 items*", "abgrade::tree::load PASSED*",
+    result.stdout.fnmatch_lines(["*collected 46 items*", "abgrade::tree::load PASSED*",
                                  "abgrade::tree::alpha-equals-beta: pruned PASSED*"])
     assert "abgrade::tree::random" not in result.stdout.str()  # hidden cases never run here
 
@@ -69,7 +69,7 @@ def test_failures_carry_abgrades_messages(course: pytest.Pytester) -> None:
 def test_bare_option_reads_abgrade_yaml_and_k_selects(course: pytest.Pytester) -> None:
     result = course.runpytest("--abgrade", "-k", "seed", "-v")
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*collected 38 items / 34 deselected / 4 selected*",
+    result.stdout.fnmatch_lines(["*collected 46 items / 42 deselected / 4 selected*",
                                  "abgrade::tree::seed: bounds PASSED*"])
 
 

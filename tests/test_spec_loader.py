@@ -93,7 +93,7 @@ def test_bundled_tree_spec():
     spec = load_spec(spec_path("tree"))
     assert spec.lab == "tree"
     assert spec.cases[0]["name"] == "seed"
-    assert len(spec.cases) == 9
+    assert len(spec.cases) == 11
     assert spec.limits == Limits(case_seconds=10, submission_seconds=120, memory_mb=2048, output_bytes=1_000_000)
     assert spec.random is not None and spec.random.count == 8
     assert get_lab("tree").verify(spec) == []

@@ -468,3 +468,26 @@ def test_forged_channel_messages_do_not_crash_the_grader(grade):
 def test_malformed_observations_do_not_crash_the_grader(grade):
     report = grade("hostile_tamper_observer")
     assert report.score < report.max_score
+
+
+def test_a_fake_infinity_fails_the_huge_and_float_cases(grade):
+    """100 used as infinity: the fixed cases with leaves far beyond +-100 (and floats) and
+    the random trees (scaled far beyond it) catch it; every other fixed case passes."""
+    report = grade("bug_fake_infinity")
+    wrong = {(t.case, t.kind) for t in failed(report) if t.kind != "random"}
+    assert wrong == {("huge-values", "value"), ("huge-values", "nodes"), ("huge-values", "pruned"),
+                     ("huge-values", "bounds"), ("floats-beyond-fake-infinity", "value"),
+                     ("floats-beyond-fake-infinity", "bounds")}, explain(report)
+    random = [t for t in report.tests if t.kind == "random"]
+    assert sum(not t.passed for t in random) > len(random) / 2  # (a tree may have no leaf but 0)
+    assert named(report, "huge-values: value").output == "alphabeta('a0', -inf, inf, True) returned -100, expected -999999."
+    assert named(report, "floats-beyond-fake-infinity: value").output.startswith(
+        "alphabeta('a0', -inf, inf, True) returned 100, expected 250000.25.")
+
+
+def test_random_trees_have_leaves_far_beyond_any_fake_infinity(tree_lab, tree_spec):
+    from grader.labs.tree import _random_trees
+
+    leaves = [v for tree in _random_trees(tree_spec, 5) for v in tree.to_mapping()[1].values()]
+    assert any(abs(v) > 1_000_000 for v in leaves) and any(v != int(v) for v in leaves)
+    assert all(v == 0 or abs(v) >= 125000.5 for v in leaves)

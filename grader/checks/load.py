@@ -5,6 +5,9 @@ from ..sandbox.session import LoadObservation
 from .show import describe_error
 from .verdict import Verdict
 
+# SyntaxError and its subclasses: the file never ran, so the place of the error is the news
+SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+
 
 def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> tuple[Verdict, bool]:
     """(verdict, usable): `usable` is whether cases can run at all. An exception while
@@ -16,11 +19,11 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     if observation.failure is not None:
         return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"), False
     error = observation.error or {}
-    if error.get("type") == "SyntaxError":
+    if error.get("type") in SYNTAX_ERRORS:
         line = error.get("line")
         where = f"{file}:{line}" if isinstance(line, int) else file
         text = f": {error['text'].strip()}" if error.get("text") else ""
-        return Verdict.fail(f"{where}: SyntaxError: {error.get('message')}{text}"), False
+        return Verdict.fail(f"{where}: {error['type']}: {error.get('message')}{text}{notes}"), False
     problems = []
     for name, shape in api.items():
         found = observation.api.get(name, {})

@@ -19,6 +19,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
     grade.add_argument("--quiet", action="store_true", help="print only the score line")
+    grade.add_argument("--verbose", "-v", action="store_true", help="show every failure in full (default: <= 40 lines)")
     grade.set_defaults(run=run)
 
 
@@ -48,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         print(f"{report.score:g}/{report.max_score:g}")
     else:
-        print(summary(report, show_hidden=args.show_hidden, color=sys.stdout.isatty()))
+        print(summary(report, show_hidden=args.show_hidden, color=sys.stdout.isatty(), verbose=args.verbose))
     return EXIT_FAILED if report.visible_failures else EXIT_OK

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..results import GradeReport
+from ..text import visible_controls
 
 # Characters XML 1.0 cannot hold; student output may contain them.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -15,7 +16,9 @@ STUDENT_OUTPUT_CHARS = 20000
 
 
 def _text(value: str) -> str:
-    return _NOT_XML.sub("\ufffd", value)
+    """Control characters shown as the text boundary shows them (ESC as ␛), then anything
+    XML 1.0 still can't hold (lone surrogates, U+FFFE, ...) replaced."""
+    return _NOT_XML.sub("\ufffd", visible_controls(value))
 
 
 def junit_xml(reports: Sequence[GradeReport]) -> str:
@@ -44,6 +47,10 @@ def _suite(report: GradeReport) -> ET.Element:
             failure = ET.SubElement(case, "failure", message=_text(test.output), type=test.kind)
             failure.text = _text(test.output)
     out = "\n".join(report.notes)
+    if report.load_notes:
+        out += "\nWhile loading the submission:\n" + "\n".join(f"  - {n}" for n in report.load_notes)
+    if report.not_run:
+        out += f"\n{len(report.not_run)} tests not run: the submission did not load."
     if report.student_output.strip():
         out += "\nThe submission printed:\n" + report.student_output[:STUDENT_OUTPUT_CHARS]
     ET.SubElement(suite, "system-out").text = _text(out)

@@ -14,6 +14,7 @@ so those windows appear only in the `bounds` check, which judges results, not co
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import inf
 from typing import Any
@@ -57,8 +58,19 @@ def _game_modules() -> tuple[tuple[str, str], ...]:
     return tuple((f"_abgrade_game_{name}", load_game(name).source) for name in GAMES)
 
 
+SIGN_HINTS = {  # sign errors, recognised by replaying the course's search with each one
+    "value_not_negated": ("a sign error: the value of each successor is not negated. A successor's value is from "
+                          "the other player's side, so its sign must flip: "
+                          "val = max(val, -value(ns, other(player), -beta, -alpha))."),
+    "utility_negated": ("a sign error: the utility of a finished state is negated. Return utility(State, player) "
+                        "as it is (it is already from the point of view of `player`); the minus belongs before "
+                        "the recursive value(...)."),
+}
+
+
 class NegamaxLab(Lab):
     name = "negamax"
+    bug_hints = SIGN_HINTS
     probe = ProbeSetup("negamax", {"value": 4, "alphaBeta": 4, "best_move": 2}, _game_modules())
     api = {
         "value": "value(State, player, alpha=-1, beta=1)",
@@ -155,20 +167,76 @@ def _counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+def _once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
+    """`compute`, run at most once (value and nodes share one replay)."""
+    memo: list = []
+    return lambda: memo[0] if memo else (memo.append(compute()) or memo[0])
+
+
 def _difference(seen: int, expected: int) -> str:
     return f"{abs(seen - expected):,} {'more' if seen > expected else 'fewer'}"
 
 
+# --- sign errors -------------------------------------------------------------------------
+
+
+
+def _signed_search(game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str,
+                   start: float | None) -> tuple[float, tuple]:
+    """The course's alpha-beta with one sign error (`bug`: a SIGN_HINTS name):
+    its result and the states it expands, in order, as the observer encodes them."""
+    trace: list = []
+
+    def value(state: Any, player: Any, alpha: float, beta: float) -> float:
+        if game.finished(state):
+            utility = game.utility(state, player)
+            return -utility if bug == "utility_negated" else utility
+        val = alpha if start is None else start
+        trace.append(game.encode(state))
+        for successor in game.next_states(state, player):
+            child = value(successor, game.other(player), -beta, -alpha)
+            val = max(val, child if bug == "value_not_negated" else -child)
+            if val >= beta:
+                return val
+            alpha = max(val, alpha)
+        return val
+
+    return value(state, player, alpha, beta), tuple(trace)
+
+
+def sign_error(observed: dict, position: Position, window: tuple[float, ...] = ()) -> frozenset[str]:
+    """The sign errors (SIGN_HINTS names) whose search expands exactly the states the
+    student's did and returns exactly its value on this call. Replayed only when some
+    check failed; the pipeline keeps a name only if it explains every case."""
+    seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
+    expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
+    if observed.get("error"):
+        return frozenset()
+    alpha, beta = tuple(window[:2]) if len(window) >= 2 else (-1, 1)  # value's own defaults
+    found = set()
+    for bug in SIGN_HINTS:
+        for start in (None, -inf):
+            returned, trace = _signed_search(position.game, position.state, position.player, alpha, beta, bug, start)
+            if expansions == len(trace) and tuple(seen) == trace[:len(seen)] and observed.get("returned") == returned:
+                found.add(bug)
+                break
+    return frozenset(found)
+
+
 # --- judging ----------------------------------------------------------------------------
 
-def judge_value(observed: dict, expected: int, position: Position, call: str) -> Verdict:
+def judge_value(observed: dict, expected: int, position: Position, call: str,
+                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
+    """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
+    diagnoses, so the hint shows only when the error explains every case."""
     if observed.get("error"):
         return _raised(observed, call, position)
     verdict = check_value(observed.get("returned"), expected, call)
     if verdict.passed:
         return verdict
     meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
-    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}")
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
 
 
 @dataclass(frozen=True)
@@ -180,9 +248,12 @@ class Counts:
     trace: tuple
 
 
-def judge_nodes(observed: dict, expected: Counts, position: Position, call: str) -> Verdict:
+def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
+                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
-    called on against the reference's, each reported on its own."""
+    called on against the reference's, each reported on its own. When a sign error reads
+    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
+    is left out, and the sign error is named as a diagnosis instead."""
     if observed.get("error"):
         return _raised(observed, call, position)
     counter_ok, counter_line = _judge_counter(observed.get("counter"), expected.calls, call)
@@ -208,8 +279,9 @@ def judge_nodes(observed: dict, expected: Counts, position: Position, call: str)
         hint = ("Your search skips or reorders states the reference searches: go through next_states(State, player) "
                 "in order, cut off only when val >= beta, pass the window negated and swapped: "
                 "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state.")
-    lines = [counter_line, states_line, divergence or "", hint, position.drawing()]
-    return Verdict.fail("\n".join(line for line in lines if line))
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
+    return Verdict.fail("\n".join(line for line in lines if line), bugs)
 
 
 def _count_hint(counter: Any, expected: int) -> str:
@@ -405,14 +477,15 @@ class PositionCase:
 
             def judge_search(calls: list[dict]) -> Judgement:
                 observed = _first(calls)
+                hint = _once(lambda: sign_error(observed, position, window))
                 verdicts = {}
                 if "value" in search_kinds:
-                    verdicts["value"] = judge_value(observed, expect["value"], position, call_text)
+                    verdicts["value"] = judge_value(observed, expect["value"], position, call_text, hint)
                 if "nodes" in search_kinds:
                     search = alphabeta_value(position.game, position.state, position.player, *window)
                     counts = Counts(expect["calls"], expect["expansions"], search.trace)
-                    verdicts["nodes"] = judge_nodes(observed, counts, position, call_text)
-                return Judgement({k: _with_game(v, position.game) for k, v in verdicts.items()})
+                    verdicts["nodes"] = judge_nodes(observed, counts, position, call_text, hint)
+                return Judgement({k: _with_game(v, position.game) for k, v in verdicts.items()}, hint)
 
             request = _request(f"{header.name}/value", position.game,
                                [position.request_call("value", *window, trace="nodes" in search_kinds)])
@@ -564,10 +637,11 @@ def _random_plan(number: int, position: Position) -> CasePlan:
         search = alphabeta_value(game, position.state, position.player)
         optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
         value_call = position.call("value")
+        hint = _once(lambda: sign_error(_first(observed), position))
         verdicts = [
-            judge_value(_first(observed), value, position, value_call),
+            judge_value(_first(observed), value, position, value_call, hint),
             judge_nodes(_first(observed), Counts(search.calls, search.next_states_calls, search.trace),
-                        position, value_call),
+                        position, value_call, hint),
             judge_choice(_first(observed[1:]), position, value, optimal, position.call("best_move")),
             judge_bounds([(probe, p) for _, probe, p in paired], observed[2:]),
         ]
@@ -576,8 +650,10 @@ def _random_plan(number: int, position: Position) -> CasePlan:
             verdict = Verdict.ok(f"value, num_value_call, next_states calls, best_move and the bound "
                                  f"specification all right at {position.text} ({_game_name(game)}).")
         else:
-            verdict = Verdict.fail("\n".join(failing) + (_game_line(game) or f"\nThe game: {_game_name(game)}."))
-        return Judgement({"random": verdict})
+            bugs = tuple(sorted({d for v in verdicts for d in v.diagnoses}))
+            verdict = Verdict.fail("\n".join(failing) + (_game_line(game) or f"\nThe game: {_game_name(game)}."),
+                                   bugs)
+        return Judgement({"random": verdict}, hint)
 
     return CasePlan(name, _request(name, game, calls), ("random",), judge)
 

@@ -641,7 +641,9 @@ def judge_pruned(observation: dict, position: Position, expected: Expected, call
                      "only boards where someone has won or no cell is empty as finished.")
     lines.append(position.drawing())
     cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
-    details = {"view": "boards", "board": position.board, "seen": seen[:cut], "expected": full[:cut]}
+    # the lists stop at the first difference; the totals are the whole searches' counts
+    details = {"view": "boards", "board": position.board, "seen": seen[:cut], "expected": full[:cut],
+               "seen_total": total, "expected_total": reference.count}
     return Verdict.fail("\n".join(lines)).with_details(details)
 
 

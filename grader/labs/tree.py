@@ -24,7 +24,7 @@ from .base import CasePlan, Judgement, Lab
 from .casefields import read_header, require
 
 CASE_KINDS = ("value", "nodes", "pruned", "bounds")
-RANDOM_PARAMS = ("branching", "depth", "values", "value_range", "tie_rate")
+RANDOM_PARAMS = ("branching", "depth", "values", "value_range", "tie_rate", "scale")
 READS = "distinct nodes read (expanded or opened)"
 NO_READS_HINT = ("Your function read no node through graph[node] or terminal_nodes[leaf]: "
                  "it must look the tree up in those two globals at each call, not in a copy.")
@@ -101,10 +101,21 @@ def _random_trees(spec: Spec, seed: int) -> list[GameTree]:
     for key in ("branching", "depth", "value_range"):
         if key in params:
             params[key] = tuple(params[key]) if isinstance(params[key], list) else params[key]
+    scale = params.pop("scale", 1)
     try:
-        return [random_tree(seed * 1000 + i, **params) for i in range(spec.random.count)]
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+            raise ValueError(f"scale must be a positive number, not {scale!r}")
+        trees = [random_tree(seed * 1000 + i, **params) for i in range(spec.random.count)]
+        return trees if scale == 1 else [_scaled(tree, scale) for tree in trees]
     except (TypeError, ValueError) as exc:
         raise spec.error(spec.raw, "random", "random", f"bad generator settings: {exc}") from None
+
+
+def _scaled(tree: GameTree, scale: float) -> GameTree:
+    """Every leaf value times `scale`: values far beyond any number a student might use as
+    "infinity" (and floats), while ties (equal small values) stay ties."""
+    graph, leaves = tree.to_mapping()
+    return GameTree.from_mapping(graph, {leaf: value * scale for leaf, value in leaves.items()}, tree.root)
 
 
 def _root_call(tree: GameTree) -> list:

@@ -1,37 +1,46 @@
-"""Gradescope's results.json (the autograder specification's schema)."""
+"""Gradescope's results.json (the autograder specification's schema).
+
+Student-side text arrives sanitised (grader/text.py); every string is passed through
+`utf8_safe` again so the file is valid UTF-8 JSON whatever reached the report."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..results import GradeReport
+from ..results import GradeReport, TestResult
+from ..text import OUTPUT_CHARS, utf8_safe
 
 
 def results_json(report: GradeReport) -> dict:
     output = [f"abgrade, lab {report.lab}: {report.score:g}/{report.max_score:g}"]
+    if report.load_notes:
+        output.append("While loading the submission:\n" + "\n".join(f"  - {n}" for n in report.load_notes))
+    if report.not_run:
+        output.append(f"{len(report.not_run)} tests not run: the submission did not load (see the load test).")
     output += report.notes
     if report.student_output.strip():
-        output.append("Your code printed:\n" + report.student_output[:20000])
+        output.append("Your code printed:\n" + report.student_output[:OUTPUT_CHARS])
     return {
         "score": round(report.score, 4),
         "max_score": round(report.max_score, 4),
-        "output": "\n".join(output),
+        "output": utf8_safe("\n".join(output)),
         "execution_time": round(report.execution_time, 3),
-        "tests": [
-            {
-                "name": test.name,
-                "score": round(test.score, 4),
-                "max_score": round(test.max_score, 4),
-                "status": "passed" if test.passed else "failed",
-                "output": test.output,
-                "visibility": test.visibility,
-                "tags": test.tags,
-            }
-            for test in report.tests
-        ],
+        "tests": [_test(test) for test in report.tests],
+    }
+
+
+def _test(test: TestResult) -> dict:
+    return {
+        "name": utf8_safe(test.name),
+        "score": round(test.score, 4),
+        "max_score": round(test.max_score, 4),
+        "status": "passed" if test.passed else "failed",
+        "output": utf8_safe(test.output),
+        "visibility": test.visibility,
+        "tags": [utf8_safe(tag) for tag in test.tags],
     }
 
 
 def write_results_json(report: GradeReport, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_json(report), indent=2, allow_nan=False) + "\n")
+    path.write_text(json.dumps(results_json(report), indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..labs import get_lab
 from ..results import GradeReport, TestResult
+from ..text import visible_controls
 from .html_style import SCRIPT, STYLE
 from .svg_board import boards_html
 from .svg_tree import tree_figure
@@ -35,13 +36,14 @@ def render_html(report: GradeReport, show_hidden: bool = False, hints: Mapping[s
     body = [
         _header(report),
         _scores(report),
+        _load_notes(report),
         _diagnoses(shown, hints),
         _failing_index(report, shown),
         _cases(report, show_hidden),
         _notes(report),
         _student_output(report),
     ]
-    return (
+    return visible_controls(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n"
@@ -117,21 +119,29 @@ def _anchor(index: int) -> str:
 
 
 def _failing_index(report: GradeReport, shown: list[TestResult]) -> str:
-    failing = {id(t) for t in shown if not t.passed}
+    failing = {id(t) for t in shown if not t.passed and not t.not_run}
     links = []
     for index, (name, tests) in enumerate(_groups(report)):
         kinds = [t.kind for t in tests if id(t) in failing]
         if kinds:
             links.append(f'<li><a href="#{_anchor(index)}">{escape(name)}</a>: {escape(", ".join(kinds))}</li>')
-    hidden = sum(not t.passed for t in report.tests) - len(failing)
+    hidden = sum(not t.passed and not t.not_run for t in report.tests) - len(failing)
     note = (f'<p class="hidden-failures">{hidden} hidden test(s) failed. {WITHHELD}</p>' if hidden else "")
     if not links and not note:
         return ""
     return f'<section class="failing"><h2>Failing tests</h2><ul>{"".join(links)}</ul>{note}</section>'
 
 
+def _not_run_line(report: GradeReport) -> str:
+    return f"{len(report.not_run)} tests not run: the submission did not load."
+
+
 def _cases(report: GradeReport, show_hidden: bool) -> str:
-    cases = [_case(index, name, tests, show_hidden) for index, (name, tests) in enumerate(_groups(report))]
+    """One block per case; cases that never ran (the submission did not load) are one line."""
+    cases = [_case(index, name, tests, show_hidden) for index, (name, tests) in enumerate(_groups(report))
+             if not all(t.not_run for t in tests)]
+    if report.not_run:
+        cases.append(f'<p class="not-run">{_not_run_line(report)}</p>')
     return f'<section class="cases"><h2>Tests</h2>{"".join(cases)}</section>'
 
 
@@ -180,6 +190,15 @@ def _picture(details: Mapping) -> str:
     if view == "boards":
         return boards_html(details)
     return ""
+
+
+def _load_notes(report: GradeReport) -> str:
+    """Cells that raised, were interrupted or skipped: shown even when every test passes."""
+    if not report.load_notes:
+        return ""
+    items = "".join(f"<li>{escape(note)}</li>" for note in report.load_notes)
+    return (f'<section class="load-notes"><h2>While loading the submission</h2>'
+            f"<ul>{items}</ul></section>")
 
 
 def _notes(report: GradeReport) -> str:

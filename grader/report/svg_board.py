@@ -68,6 +68,12 @@ def _figure(title: str, notation: object, css: str, differs: frozenset[int] = fr
             f"<figcaption>{escape(title)}</figcaption></figure>")
 
 
+def _total(details: Mapping, key: str, listed: list[str]) -> int:
+    """The whole search's count (the listed boards stop at the first difference)."""
+    total = details.get(key)
+    return total if isinstance(total, int) and not isinstance(total, bool) and total >= len(listed) else len(listed)
+
+
 def boards_html(details: Mapping) -> str:
     """The position and the first divergent expansion, side by side."""
     seen = [b for b in details.get("seen") or [] if isinstance(b, str)]
@@ -75,7 +81,8 @@ def boards_html(details: Mapping) -> str:
     figures = [_figure("the position", details.get("board"), "position")]
     index = first_divergence(seen, expected)
     if index is None:
-        note = f"Your search expanded the same {len(seen)} boards as the reference, in the same order."
+        note = (f"Your search expanded the same {_total(details, 'seen_total', seen):,} boards as the reference, "
+                f"in the same order.")
     else:
         if index > 0:
             figures.append(_figure(f"expansion #{index}, the last one in common", seen[index - 1], "common"))
@@ -87,7 +94,7 @@ def boards_html(details: Mapping) -> str:
         if theirs is not None:
             figures.append(_figure(f"the reference's expansion #{index + 1}", theirs,
                                    "reference-only first-divergence", differs))
-        note = (f"Your search expanded {len(seen)} boards, the reference {len(expected)}; "
-                f"they first differ at expansion #{index + 1}.")
+        note = (f"Your search expanded {_total(details, 'seen_total', seen):,} boards, the reference "
+                f"{_total(details, 'expected_total', expected):,}; they first differ at expansion #{index + 1:,}.")
     return (f'<div class="boards"><p class="boards-note">{escape(note)}</p>'
             f'<div class="board-row">{"".join(figures)}</div></div>')

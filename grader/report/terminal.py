@@ -1,31 +1,123 @@
-"""The summary a student reads in the terminal: score per check kind, then each failure."""
+"""The summary a student reads in the terminal: score per check kind, then the failures.
+
+By default it fits in MAX_LINES lines whatever the submission (an unfilled skeleton fails
+hundreds of ways): the first failure of each check kind in full (as much of it as fits),
+then one line per other failure; tests that never ran because the submission did not
+load are one line in all. `verbose` shows every failure in full.
+
+Student-side text arrives sanitised (grader/text.py); it is passed through
+`visible_controls` again here so that the only escape sequences written are the grader's
+own colours.
+"""
 from __future__ import annotations
 
 import textwrap
 
-from ..results import GradeReport
+from ..results import GradeReport, TestResult
+from ..text import visible_controls
+
+MAX_LINES = 40
+LOAD_NOTES_SHOWN = 5
+ONE_LINE_CHARS = 110
+VERBOSE_HINT = "--verbose shows everything"
+MIN_BLOCK = 6  # a blank line, the title and 4 lines of output: less than that is a one-liner
 
 
-def summary(report: GradeReport, show_hidden: bool = False, color: bool = False) -> str:
+def summary(report: GradeReport, show_hidden: bool = False, color: bool = False, verbose: bool = False) -> str:
+    """The whole summary; the score line is always the last line."""
     def paint(text: str, code: str) -> str:
         return f"\033[{code}m{text}\033[0m" if color else text
 
-    lines = [f"abgrade · lab {report.lab} · {report.submission}"]
+    safe = visible_controls
+    head = [f"abgrade · lab {safe(report.lab)} · {safe(report.submission)}"]
     for kind, (got, most) in report.subtotals().items():
         mark = paint("ok", "32") if got == most else paint("FAIL", "31")
-        lines.append(f"  {kind:<10}{got:>6g} / {most:<6g}{mark}")
-    shown = [t for t in report.tests if not t.passed and (show_hidden or t.visibility == "visible")]
-    hidden = [t for t in report.tests if not t.passed and t.visibility != "visible" and not show_hidden]
-    for test in shown:
-        lines.append("")
-        lines.append(paint(f"✗ {test.name}", "1;31") + f"  (0/{test.max_score:g})")
-        lines.append(textwrap.indent(test.output, "    "))
+        head.append(f"  {safe(kind):<10}{got:>6g} / {most:<6g}{mark}")
+
+    failed = [t for t in report.tests if not t.passed and not t.not_run]
+    shown = [t for t in failed if show_hidden or t.visibility == "visible"]
+    hidden = [t for t in failed if not (show_hidden or t.visibility == "visible")]
+    load_shown = any(t.kind == "load" for t in shown)
+
+    tail: list[str] = []
+    if report.load_notes and not load_shown:  # a failed load's output already lists them
+        notes = report.load_notes if verbose else report.load_notes[:LOAD_NOTES_SHOWN]
+        tail += ["", "While loading the submission:"] + [f"  - {safe(n)}" for n in notes]
+        if len(notes) < len(report.load_notes):
+            tail.append(f"  … {len(report.load_notes) - len(notes)} more ({VERBOSE_HINT})")
+    if report.not_run:
+        tail += ["", f"{len(report.not_run)} tests not run: the submission did not load."]
     if hidden:
-        lines.append("")
-        lines.append(f"{len(hidden)} hidden test(s) failed; their details are shown after grades are published.")
-    for note in report.notes:
-        lines.append(f"note: {note}")
-    lines.append("")
+        tail += ["", f"{len(hidden)} hidden test(s) failed; their details are shown after grades are published."]
+    tail += [f"note: {safe(note)}" for note in report.notes]
+    tail.append("")
     total = f"Score: {report.score:g} / {report.max_score:g}"
-    lines.append(paint(total, "1;32" if report.score == report.max_score else "1"))
-    return "\n".join(lines)
+    tail.append(paint(total, "1;32" if report.score == report.max_score else "1"))
+
+    if verbose:
+        body = [line for test in shown for line in _block(test, paint)]
+    else:
+        body = _short_body(shown, paint, MAX_LINES - len(head) - len(tail))
+    return "\n".join(head + body + tail)
+
+
+def _title(test: TestResult, paint) -> str:
+    return paint(f"✗ {visible_controls(test.name)}", "1;31") + f"  (0/{test.max_score:g})"
+
+
+def _block(test: TestResult, paint, cap: int | None = None) -> list[str]:
+    """A failure in full: a blank line, its title and its output, cut to `cap` lines."""
+    output = textwrap.indent(visible_controls(test.output), "    ").splitlines() or [""]
+    lines = ["", _title(test, paint), *output]
+    if cap is not None and len(lines) > cap:
+        kept = lines[:cap - 1]
+        lines = kept + [f"    … {len(lines) - len(kept)} more lines ({VERBOSE_HINT})"]
+    return lines
+
+
+def _one_line(test: TestResult, paint) -> str:
+    first = next((line.strip() for line in visible_controls(test.output).splitlines() if line.strip()), "")
+    if len(first) > ONE_LINE_CHARS:
+        first = first[:ONE_LINE_CHARS - 1] + "…"
+    return f"{_title(test, paint)}: {first}" if first else _title(test, paint)
+
+
+def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
+    """The first failure of each kind as fully as `budget` allows, then one line each."""
+    firsts: dict[str, TestResult] = {}
+    for test in shown:
+        firsts.setdefault(test.kind, test)
+    full = list(firsts.values())
+    others = [t for t in shown if firsts.get(t.kind) is not t]
+    # the one-line list gets at most a third of the room; full blocks the rest, in the
+    # order of the check kinds, each at least MIN_BLOCK lines (or all of it when shorter)
+    sizes = [len(_block(t, paint)) for t in full]
+    for_others = min(len(others) + 2, budget // 3) if others else 0
+    while full and sum(min(s, MIN_BLOCK) for s in sizes) > budget - for_others:
+        sizes.pop()
+        others.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
+        for_others = min(len(others) + 2, budget // 3)
+    caps = _share(sizes, budget - for_others)
+    body = [line for test, cap in zip(full, caps) for line in _block(test, paint, cap)]
+    room = budget - len(body)
+    if others and room >= 2:
+        body.append("")
+        listed = others if len(others) <= room - 1 else others[:room - 2]
+        body += [_one_line(t, paint) for t in listed]
+        if len(listed) < len(others):
+            body.append(f"… and {len(others) - len(listed)} more failing tests ({VERBOSE_HINT})")
+    elif others:
+        body.append(f"… and {len(others)} more failing tests ({VERBOSE_HINT})")
+    return body
+
+
+def _share(sizes: list[int], budget: int) -> list[int]:
+    """Lines for each block: small blocks keep all of theirs, the rest share what is left
+    evenly (never fewer than MIN_BLOCK, or the block's own size when smaller)."""
+    caps = [0] * len(sizes)
+    left = budget
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for done, i in enumerate(order):
+        caps[i] = max(min(sizes[i], MIN_BLOCK), min(sizes[i], left // (len(sizes) - done)))
+        left -= caps[i]
+    return caps
