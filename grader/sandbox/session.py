@@ -87,10 +87,10 @@ def module_name_for(path: Path) -> str:
 
 
 SANDBOX_START_ATTEMPTS = 3
-SANDBOX_EXIT_CODES = {111, 112, 113, 114, 115}  # confine.py: a step the machine refused
+CONFINE_SECONDS = 20.0  # a loaded machine may be slow to start an interpreter; no student code runs yet
 
 
-class SandboxStartError(RuntimeError):
+class WorkerStartError(RuntimeError):
     """The machine could not start or confine a student process: not the submission's
     fault; a batch retries it and `grade` says so."""
 
@@ -222,6 +222,10 @@ class PythonSession(Session):
         assert self.probe is not None, "configure() the session first"
         for _ in range(SANDBOX_START_ATTEMPTS):
             worker, self._early = self._early or self._start_worker(), None
+            started = worker.channel.receive(CONFINE_SECONDS)
+            if isinstance(started, WorkerFailure) or started.get("op") != "confined":
+                worker.close()  # it died or hung before any student code ran: the machine's problem
+                continue
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
@@ -229,16 +233,13 @@ class PythonSession(Session):
                                              module_name=module_name_for(self.submission), nonce=self.nonce,
                                              rlimits=rlimits(self.limits, worker.cgroup.limits_memory))
             reply = worker.request(setup, max(0.0, self.remaining()))
-            if isinstance(reply, WorkerFailure) and reply.exit_code in SANDBOX_EXIT_CODES:
-                worker.close()  # the machine refused to confine it: no student code ran
-                continue
             observation = load_reply(reply, self.nonce, self.limits)
             if observation.failure:
                 worker.close()
                 self.outputs.append(worker.output_text)
                 return None, observation
             return worker, observation
-        raise SandboxStartError(f"the student process could not be confined on this machine "
+        raise WorkerStartError(f"the student process could not be confined on this machine "
                                 f"({SANDBOX_START_ATTEMPTS} attempts): {worker.output_text.strip()[-300:]}")
 
 
