@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
@@ -25,16 +26,18 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.batch.discovery import Submission, compile_id_pattern, discover, file_hash
-from grader.batch.exports import feedback_names, write_exports
+from grader.batch.discovery import Skipped, Submission, compile_id_pattern, discover, file_hash
+from grader.batch.exports import feedback_names, write_exports, write_grades_csv
 from grader.batch.feedback import feedback_markdown, fenced
 from grader.batch.gradebook import GradeKey, Gradebook, StoredGrade
 from grader.batch.picture import class_picture
 from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
 from grader.batch.progress import Progress, clock, eta_seconds
-from grader.batch.runner import BatchOptions, needs_grading, run_batch
+from grader.batch.lock import GradebookBusy, gradebook_lock
+from grader.batch.runner import BatchOptions, needs_grading, resume_advice, run_batch
+from grader.batch.scratch import make_run_folder, sweep_stale
 from grader.batch.summary import BIN_LABELS, score_bin, summarize
-from grader.batch.task import GradeTask
+from grader.batch.task import GradeTask, GradingFailed
 from grader.labs import get_lab
 from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
@@ -143,10 +146,11 @@ def test_discovery_takes_files_and_folders_and_reports_the_rest(tmp_path):
     assert [(s.student, s.shown) for s in found.submissions] == [
         ("ann", "ann.py"), ("bob", "bob/lab.ipynb"), ("cy", "cy/nested/lab.py")]
     assert found.submissions[0].file_hash == file_hash(tmp_path / "ann.py")
-    assert len(found.problems) == 3
-    assert any(p.startswith("dee: folder with 2 .ipynb files") for p in found.problems)
-    assert any(p.startswith("empty: folder without") for p in found.problems)
-    assert any(p.startswith("notes.txt: not a submission") for p in found.problems)
+    assert [(s.student, s.reason) for s in found.skipped] == [
+        ("dee", "folder with 2 .ipynb files (a.ipynb, b.ipynb); leave exactly one"),
+        ("empty", "folder without a .py or .ipynb file")]
+    assert found.ignored == [".DS_Store: not a submission",
+                             "notes.txt: not a submission (expected .py or .ipynb, or a folder per student)"]
 
 
 def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_path):
@@ -157,10 +161,56 @@ def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_p
 
     found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
 
-    assert {s.student: s.shown for s in found.submissions} == {
-        "12345": "smith_john_12345_lab.ipynb", "34567": "roe_rick_34567_assignsubmission_file_/tree.py"}
+    assert {s.student: (s.shown, s.name) for s in found.submissions} == {
+        "12345": ("smith_john_12345_lab.ipynb", "smith john"),
+        "34567": ("roe_rick_34567_assignsubmission_file_/tree.py", "roe rick")}
     assert any(p.startswith("notes_lab.py: name does not match --id-pattern") for p in found.problems)
     assert any("'23456' has 2 submissions" in p for p in found.problems)
+    assert [s.student for s in found.skipped] == ["23456", "notes_lab"]  # each student keeps a row
+
+
+def test_lms_resubmissions_resolve_to_the_highest_submission_number(tmp_path):
+    """Canvas: `<name>[_late]_<student id>_<submission id>_<file>`; a resubmission gets a
+    higher submission id (and often `-1` in the file name)."""
+    for name in ("smith_john_10001_65001_lab-1.py", "smith_john_10001_65002_lab-1.py",
+                 "smith_john_late_10001_65003_lab-1.py", "smith_john_10001_65004_report.pdf",
+                 "doe_jane_10002_65010_lab.py", "README.txt"):
+        (tmp_path / name).write_text("")
+    found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
+    assert [(s.student, s.name, s.shown) for s in found.submissions] == [
+        ("10001", "smith john", "smith_john_late_10001_65003_lab-1.py"),
+        ("10002", "doe jane", "doe_jane_10002_65010_lab.py")]
+    assert found.skipped == []
+    assert sorted(found.ignored) == [
+        "README.txt: not a submission (expected .py or .ipynb, or a folder per student)",
+        "smith_john_10001_65001_lab-1.py: an older submission of student '10001' "
+        "(the latest is smith_john_late_10001_65003_lab-1.py)",
+        "smith_john_10001_65002_lab-1.py: an older submission of student '10001' "
+        "(the latest is smith_john_late_10001_65003_lab-1.py)",
+        "smith_john_10001_65004_report.pdf: not a submission (expected .py or .ipynb) "
+        "(another file of student '10001')"]
+
+
+def test_symlinks_are_refused_and_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN-123\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "eve.py").symlink_to(secret)
+    (folder / "mal").mkdir()
+    (folder / "mal" / "lab.py").symlink_to(secret)
+    (folder / "linkdir").symlink_to(tmp_path)
+    found = discover(folder)
+    assert found.submissions == []
+    assert [(s.student, s.reason) for s in found.skipped] == [
+        ("eve", "symlink: refused"), ("linkdir", "symlink: refused"), ("mal", "symlink: refused (lab.py)")]
+
+
+def test_control_characters_in_file_names_are_made_visible(tmp_path):
+    (tmp_path / "ann\n[2 of 2] bob: 63 of 63.py").write_text("")
+    (tmp_path / b"b\xffd.py".decode("utf-8", "surrogateescape")).write_text("")
+    found = discover(tmp_path)
+    assert [s.student for s in found.submissions] == ["ann\\x0a[2 of 2] bob: 63 of 63", "b\ufffdd"]
 
 
 @pytest.mark.parametrize("pattern", [r"(\d+)", r"(?P<id>\d+", r"(?P<student>\d+)"])
@@ -176,6 +226,18 @@ def test_eta_follows_the_throughput_of_all_workers():
     assert eta_seconds(0, 30, 5.0) is None
     assert eta_seconds(10, 30, 20.0) == pytest.approx(40.0)
     assert eta_seconds(30, 30, 60.0) == 0
+
+
+def test_eta_counts_the_jobs_still_running():
+    # 28 finished in 18 s (0.6 s each); the last one has run 20 s of its 180 s deadline
+    assert eta_seconds(28, 29, 38.0, running=[20.0], mean=0.6, limit=180) == pytest.approx(20.0)
+    assert eta_seconds(28, 29, 38.0, running=[170.0], mean=0.6, limit=180) == pytest.approx(10.0)
+    assert eta_seconds(28, 29, 18.3, running=[0.2], mean=0.6, limit=180) == pytest.approx(0.4)
+    log = io.StringIO()
+    progress = Progress(2, log, live=False, limit=180)
+    progress.tick([30.0, 40.0])
+    progress.finished("ann", "1/2", seconds=30.0)
+    assert "ETA 0:40" in log.getvalue()  # bob's job still runs: not 0:00
     assert (clock(None), clock(65), clock(3725)) == ("?", "1:05", "1:02:05")
 
 
@@ -183,7 +245,7 @@ def test_progress_redraws_one_line_on_a_terminal_and_writes_lines_elsewhere():
     terminal, log = io.StringIO(), io.StringIO()
     for stream, live in ((terminal, True), (log, False)):
         progress = Progress(2, stream, live)
-        progress.tick(2)
+        progress.tick([0.5, 0.5])
         progress.finished("ann", "17/21")
         progress.close()
     assert terminal.getvalue().count("\r") == 2 and "1/2 [" in terminal.getvalue()
@@ -310,24 +372,181 @@ def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
     summary = summarize("tree", grades)
     write_exports(grades, summary, {"strict_cutoff": "cut at >="}, tmp_path, show_hidden=False)
 
+    ann = feedback_names(["ann/<1>"])["ann/<1>"]
     with (tmp_path / "grades.csv").open() as handle:
         table = list(csv.DictReader(handle))
-    assert table[0] == {"student": "ann/<1>", "file": "ann/<1>.py", "status": "graded", "score": "1",
-                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2", "error": ""}
-    assert (table[1]["status"], table[1]["score"], table[1]["error"]) == ("error", "", "the grader process died")
+    assert table[0] == {"student": "ann/<1>", "name": "", "file": "ann/<1>.py", "status": "graded", "score": "1",
+                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2",
+                        "feedback": f"feedback/{ann}", "reason": ""}
+    assert (table[1]["status"], table[1]["score"], table[1]["reason"]) == ("error", "", "the grader process died")
     # an HTML report for each graded student; the ungraded one gets the Markdown note only
-    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ann__1_.html", "ann__1_.md", "bob.md"]
-    assert "seed: pruned" in (tmp_path / "feedback" / "ann__1_.html").read_text()
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == [ann[:-3] + ".html", ann, "bob.md"]
+    assert "seed: pruned" in (tmp_path / "feedback" / ann).with_suffix(".html").read_text()
     svg = ElementTree.fromstring((tmp_path / "summary.svg").read_text())
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "seed: pruned" in texts and "100%" in texts
     assert "strict_cutoff" in (tmp_path / "summary.txt").read_text()
 
 
-def test_feedback_names_are_safe_and_distinct():
-    names = feedback_names(["a b", "a_b", "../x", ""])
-    assert (names["a b"], names["../x"], names[""]) == ("a_b.md", "_x.md", "student.md")
-    assert re.fullmatch(r"a_b-[0-9a-f]{8}\.md", names["a_b"])
+def test_feedback_names_are_safe_distinct_short_and_stable():
+    long_id = "x" * 251
+    ids = ["a b", "a_b", "../x", "", "Ann", "ann", ".", "10001", long_id, "x" * 252]
+    names = feedback_names(ids)
+    assert len(set(names.values())) == len(ids)
+    assert (names["a_b"], names["ann"], names["10001"]) == ("a_b.md", "ann.md", "10001.md")  # plain ids stay
+    assert re.fullmatch(r"a_b~[0-9a-f]{12}\.md", names["a b"])
+    assert re.fullmatch(r"_x~[0-9a-f]{12}\.md", names["../x"])
+    assert re.fullmatch(r"ann~[0-9a-f]{12}\.md", names["Ann"])  # no clash with ann.md on macOS
+    assert all(len(n.encode()) <= 80 and "/" not in n and not n.startswith(".") for n in names.values())
+    assert feedback_names(list(reversed(ids))) == names  # stable: only the id decides
+
+
+def test_grades_csv_has_a_row_per_student_and_neutralises_formulas(tmp_path):
+    formula_test = GradedTest("seed: value", "value", 2, False)
+    grades = [stored("=HYPERLINK(\"http://x\")", [formula_test, GradedTest("load", "load", 1, True)]),
+              StoredGrade("@SUM(A1)", "@SUM(A1).ipynb", "error", 1, SEED, 1.0, "now", None, "-1+1 kernel", True),
+              StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "grading this file failed: X", False)]
+    skipped = [Skipped("10003", "roe_10003_65001_lab.py, roe_10003_lab.py", "+two submissions", "\troe rick")]
+    write_grades_csv(grades, tmp_path / "grades.csv", {"bob": "smith bob"}, skipped)
+    with (tmp_path / "grades.csv").open(newline="") as handle:
+        table = list(csv.reader(handle))
+    header = table[0]
+    assert header == ["student", "name", "file", "status", "score", "max_score", "load", "load_max",
+                      "value", "value_max", "feedback", "reason"]
+    by_student = {row[0]: dict(zip(header, row)) for row in table[1:]}
+    assert set(by_student) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "bob", "10003"}
+    graded = by_student["'=HYPERLINK(\"http://x\")"]
+    assert (graded["status"], graded["score"], graded["max_score"], graded["value"]) == ("graded", "1", "3", "0")
+    assert graded["file"] == "'=HYPERLINK(\"http://x\").py"
+    machine = by_student["'@SUM(A1)"]
+    assert (machine["status"], machine["score"], machine["reason"]) == ("error", "", "'-1+1 kernel")
+    assert (by_student["bob"]["name"], by_student["bob"]["feedback"]) == ("smith bob", "feedback/bob.md")
+    assert by_student["10003"] == {**by_student["10003"], "status": "skipped", "name": "'\troe rick",
+                                   "reason": "'+two submissions", "feedback": "", "score": ""}
+
+
+def test_feedback_markdown_escapes_every_student_string():
+    evil = "<img src=x onerror=alert(1)> *bold* [link](http://e.vil) # h\n# forged"
+    grade = StoredGrade(evil, f"{evil}.py", "graded", 1, SEED, 0.5, "now",
+                        report_of([GradedTest("load", "load", 1, True)]))
+    text = feedback_markdown(grade, "tree")
+    heading = text.splitlines()[0]
+    assert heading.startswith("# abgrade feedback: &lt;img src=x onerror=alert\\(1\\)&gt; \\*bold\\* ")
+    assert "<img" not in text and "[link](" not in text and "\n# forged" not in text
+    assert [line for line in text.splitlines() if line.startswith("#")] == [heading]
+
+
+def test_feedback_of_a_submission_the_grader_failed_on_gives_the_reason():
+    grade = StoredGrade("ann", "ann.ipynb", "error", 1, SEED, 9.0, "now", None,
+                        "grading this file failed: RecursionError: too deep", machine=False)
+    text = feedback_markdown(grade, "tree")
+    assert "grading machine" not in text and "RecursionError: too deep" in text
+
+
+def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_spec):
+    path = tmp_path / "gradebook.sqlite"
+    book = Gradebook(path)
+    run = book.start_run(tree_spec, SEED, 1, tmp_path)
+    book.record_report(run, tree_spec, SEED, submission(tmp_path), report_of([GradedTest("load", "load", 1, True)]),
+                       1.0)
+    book.close()
+    with closing(sqlite3.connect(path)) as db:  # make it what schema 1 wrote
+        db.executescript("""
+            PRAGMA foreign_keys=OFF;
+            CREATE TABLE runs_1 (id INTEGER PRIMARY KEY AUTOINCREMENT, lab TEXT NOT NULL,
+                spec_version TEXT NOT NULL, spec_digest TEXT NOT NULL, seed INTEGER NOT NULL, jobs INTEGER NOT NULL,
+                folder TEXT NOT NULL, started TEXT NOT NULL, ended TEXT, status TEXT NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'complete', 'interrupted')));
+            INSERT INTO runs_1 SELECT id, lab, spec_version, spec_digest, seed, jobs, folder, started, ended, status
+                FROM runs;
+            DROP TABLE runs; ALTER TABLE runs_1 RENAME TO runs;
+            ALTER TABLE submissions DROP COLUMN machine;
+            UPDATE meta SET value = '1';""")
+    book = Gradebook(path)
+    assert book.mark_killed() == [run]
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
+    [grade] = book.grades("tree", ["ann"])
+    assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []
+    book.close()
+
+
+def test_resume_advice_after_an_interrupted_regrade_keeps_the_seed(tmp_path):
+    plain = BatchOptions(tmp_path, tmp_path / "out", 2, command=("abgrade", "batch", "subs", "--lab", "tree"))
+    assert resume_advice(plain, 77) == "the same command grades the rest"
+    regrade = BatchOptions(tmp_path, tmp_path / "out", 2, regrade=True,
+                           command=("abgrade", "batch", "my subs", "--lab", "tree", "--regrade"))
+    assert resume_advice(regrade, 77) == ("to grade the rest with the same seed, run: "
+                                          "abgrade batch 'my subs' --lab tree --seed 77")
+
+
+@dataclass
+class FailingTask(GradeTask):
+    """Grading that leaves a temporary folder behind, then raises `error`."""
+
+    error: Exception | None = None
+    made: list[Path] | None = None
+
+    def grade(self, path: Path) -> GradeReport:
+        self.made.append(Path(tempfile.mkdtemp(prefix="abgrade-")))  # like a session's work folder
+        raise self.error
+
+
+def test_only_machine_problems_leave_the_task_and_no_attempt_leaks_a_folder(tmp_path, tree_spec):
+    made: list[Path] = []
+    before = tempfile.tempdir
+    crash = FailingTask("tree", tree_spec, SEED, temp_root=tmp_path, error=RecursionError("too deep"), made=made)
+    assert crash(tmp_path / "a.ipynb") == GradingFailed("grading this file failed: RecursionError: too deep")
+    kernel = FailingTask("tree", tree_spec, SEED, temp_root=tmp_path, error=KernelStartError("busy"), made=made)
+    with pytest.raises(KernelStartError):
+        kernel(tmp_path / "a.ipynb")
+    assert len(made) == 2 and all(folder.parent.parent == tmp_path and not folder.exists() for folder in made)
+    assert list(tmp_path.iterdir()) == [] and tempfile.tempdir == before
+
+
+def test_stale_run_folders_of_dead_runs_are_swept(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = make_run_folder()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"abgrade-batch-{dead.pid}-x"
+    (stale / "j-1" / "abgrade-k-1").mkdir(parents=True)
+    (stale / "owner").write_text(f"{dead.pid} 12345\n")
+    reused = tmp_path / f"abgrade-batch-{os.getpid()}-y"  # our pid, but another process's start time
+    reused.mkdir()
+    (reused / "owner").write_text(f"{os.getpid()} 1\n")
+    foreign = tmp_path / "abgrade-batch-unknown"
+    foreign.mkdir()
+    assert sorted(sweep_stale()) == sorted([stale, reused])
+    assert mine.exists() and foreign.exists() and not stale.exists()
+
+
+def test_a_second_run_refuses_while_the_lock_is_held(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "out")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(GradebookBusy) as refused:
+            with gradebook_lock(tmp_path / "out", wait=0.3):
+                pass
+        assert str(refused.value) == (f"{tmp_path / 'out' / 'gradebook.lock'}: another abgrade batch (pid "
+                                      f"{holder.pid}) is grading into this folder; wait until it ends (or stop "
+                                      "it), then run again")
+    finally:
+        holder.kill()
+        holder.wait()
+    with gradebook_lock(tmp_path / "out", wait=5):  # the kernel released it with its holder
+        assert (tmp_path / "out" / "gradebook.lock").read_text() == f"{os.getpid()}\n"
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from grader.batch.lock import gradebook_lock
+with gradebook_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
 
 
 def test_picture_escapes_names_and_draws_one_bar_per_failing_check():
