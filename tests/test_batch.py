@@ -42,6 +42,7 @@ from grader.labs import get_lab
 from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.sandbox.notebook import KernelStartError
+from grader.spec import load_spec
 
 from .notebook_builder import notebook_from_py
 
@@ -59,7 +60,7 @@ def write_batch_spec(folder: Path) -> Path:
     """The tight-limits tree spec (three fixed cases, 1 s per case) with three hidden random
     cases and a 3 s budget per submission, so that a hang costs seconds, not minutes."""
     spec = yaml.safe_load((FIXTURES / "specs" / "tree_tight_limits.yaml").read_text())
-    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 512}
+    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 1024}
     spec["checks"]["random"] = {"points": 1, "visibility": "hidden"}
     spec["random"] = {"count": 3, "branching": [1, 3], "depth": [2, 4], "values": "int",
                       "value_range": [-9, 9], "tie_rate": 0.3}
@@ -884,3 +885,120 @@ def test_cli_refuses_bad_arguments_with_exit_code_2(tmp_path):
         run = subprocess.run([sys.executable, "-m", "grader", "batch", *map(str, args), "--lab", "tree"],
                              cwd=PROJECT, capture_output=True, text=True, timeout=60)
         assert run.returncode == 2 and run.stderr.startswith("abgrade: "), run.stderr
+
+
+# --- real class folders: names, hygiene, locks, failures (slow) -------------------------
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.slow
+def test_odd_ids_get_their_own_feedback_and_junk_and_symlinks_are_handled(tmp_path):
+    folder, out, spec = tmp_path / "class", tmp_path / "out", write_batch_spec(tmp_path)
+    folder.mkdir()
+    long_id = "x" * 251
+    for student, fixture in (("a b", "correct_seed_style"), ("a_b", "bug_no_pruning"), (long_id, "bug_strict_cutoff")):
+        shutil.copyfile(FIXTURES / "tree" / f"{fixture}.py", folder / f"{student}.py")
+    (folder / "README.txt").write_text("hand-in instructions\n")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "a_b.cpython-311.pyc").write_bytes(b"\0")
+
+    first = abgrade_batch(folder, out, "--jobs", 2, spec=spec)
+    assert first.returncode == 0, first.stderr  # junk is listed, not counted against the run
+    for junk in ("README.txt", ".DS_Store", "__pycache__"):
+        assert f"  ignored {junk}: not a submission" in first.stderr
+    table = read_csv(out / "grades.csv")
+    assert set(table) == {"a b", "a_b", long_id} and {r["status"] for r in table.values()} == {"graded"}
+    graded = scores(out)
+    for student, row in table.items():
+        feedback = (out / row["feedback"]).read_text()
+        assert f"**Score: {graded[student][1]:g} / " in feedback  # this student's own result
+        assert (out / row["feedback"]).with_suffix(".html").exists()
+    assert table["a_b"]["feedback"] == "feedback/a_b.md"
+    assert re.fullmatch(r"feedback/a_b~[0-9a-f]{12}\.md", table["a b"]["feedback"])
+    assert graded["a b"][1] > graded["a_b"][1]
+    assert "# abgrade feedback: a b" in (out / table["a b"]["feedback"]).read_text()
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-42 = 1\n")
+    (folder / "eve.py").symlink_to(secret)
+    second = abgrade_batch(folder, out, spec=spec)
+    assert second.returncode == 1
+    assert "  skipped eve.py: symlink: refused" in second.stderr
+    row = read_csv(out / "grades.csv")["eve"]
+    assert (row["status"], row["reason"], row["score"]) == ("skipped", "symlink: refused", "")
+    outputs = second.stdout + second.stderr + "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file())
+    assert "TOPSECRET" not in outputs
+
+
+@pytest.mark.slow
+def test_one_batch_at_a_time_and_a_killed_run_is_marked_and_swept(small_class, tmp_path):
+    for name in ("a_loop", "b_loop"):  # each spends its whole (3 s) budget
+        shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / f"{name}.py")
+    out, spec = tmp_path / "out", write_batch_spec(tmp_path)
+    first = abgrade_batch(small_class, out, "--jobs", 1, spec=spec, popen=True)
+    deadline = time.monotonic() + 60
+    while not list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*")):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.05)
+
+    second = abgrade_batch(small_class, out, spec=spec)
+    assert second.returncode == 2
+    assert second.stderr == (f"abgrade: {out / 'gradebook.lock'}: another abgrade batch (pid {first.pid}) is "
+                             "grading into this folder; wait until it ends (or stop it), then run again\n")
+
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate(timeout=30)
+    assert list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*"))  # left behind by the kill
+    third = abgrade_batch(small_class, out, spec=spec)
+    assert third.returncode == 0, third.stderr
+    assert "  run 1 was killed before it ended (marked killed)" in third.stderr
+    assert rows(out, "SELECT id, status FROM runs") == [(1, "killed"), (2, "complete")]
+    assert not list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*"))
+    assert len(rows(out, "SELECT DISTINCT seed FROM submissions")) == 1
+    assert rows(out, "SELECT count(*) FROM submissions WHERE status = 'graded'") == [(6,)]
+
+
+@dataclass
+class CrashesOn(GradeTask):
+    """Real grading, except that grading the file named `crash` raises inside the grader."""
+
+    crash: str = ""
+
+    def grade(self, path: Path) -> GradeReport:
+        if path.name == self.crash:
+            raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
+        return super().grade(path)
+
+
+@pytest.mark.slow
+def test_a_failure_on_one_file_is_that_files_result_not_a_machine_problem(tmp_path, tree_spec):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copyfile(FIXTURES / "tree" / "correct_seed_style.py", folder / "ann.py")
+    shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", folder / "loop.py")
+    (folder / "deep.ipynb").write_text("[" * 200_000 + "]" * 200_000)  # a notebook of deeply nested JSON
+    (folder / "crash.py").write_text("def alphabeta(): pass\n")
+    spec = load_spec(write_batch_spec(tmp_path))
+    options = BatchOptions(folder, tmp_path / "out", jobs=2, seed=SEED)
+    before = set(Path(tempfile.gettempdir()).glob("abgrade*"))
+    started = time.monotonic()
+    result = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
+    assert time.monotonic() - started < spec.limits.submission_seconds + 15  # the loop costs its own budget only
+    assert result.summary.errors == []  # nothing here is the machine's fault
+    assert ("crash", "grading this file failed: RecursionError: maximum recursion depth exceeded while decoding "
+                     "a JSON array") in result.summary.failed
+    # the deep notebook is a load failure once the notebook reader says so; until then, this file's own error
+    assert {s for s, _ in result.summary.failed} <= {"crash", "deep"}
+    assert {s for s, in rows(options.out, "SELECT student FROM submissions WHERE status = 'graded'")} == {
+        "ann", "loop", "deep"} - {s for s, _ in result.summary.failed}
+    assert "grading machine" not in (options.out / "feedback" / "crash.md").read_text()
+    assert read_csv(options.out / "grades.csv")["crash"]["status"] == "error"
+    assert set(Path(tempfile.gettempdir()).glob("abgrade*")) - before == set()  # nothing leaked
+
+    again = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
+    assert again.graded_now == 0  # not retried until the file changes

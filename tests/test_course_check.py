@@ -194,11 +194,17 @@ def test_check_reports_config_mistakes_with_their_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_check_of_a_missing_submission_fails_load(tmp_path: Path) -> None:
-    done = abgrade("check", "tree=labs/nothing.py", "--junit", "r.xml", cwd=tmp_path)
-    assert done.returncode == 1
-    failure = junit_cases(tmp_path / "r.xml")["load"].find("failure")
-    assert failure is not None and failure.get("message") == "nothing.py: no such file"
+@pytest.mark.parametrize("path, reason", [
+    ("labs/nothing.py", "no such file; give the path of your .py or .ipynb"),
+    ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
+    ("labs/tree.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
+], ids=["missing", "folder", "txt"])
+def test_check_of_a_path_that_is_not_a_submission_is_a_usage_error(tmp_path: Path, path: str, reason: str) -> None:
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "tree.txt").write_text("")
+    done = abgrade("check", f"tree={path}", "--junit", "r.xml", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"abgrade: {path}: {reason}\n")
+    assert not (tmp_path / "r.xml").exists()
 
 
 def test_student_output_goes_to_system_out_in_valid_xml(tmp_path: Path) -> None:

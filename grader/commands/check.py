@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .common import EXIT_FAILED, EXIT_OK, UsageError
+from .common import EXIT_FAILED, EXIT_OK, UsageError, check_submission_path
 
 WORKFLOW_TEMPLATE = "abgrade-check.yml"
 WORKFLOW_PATH = Path(".github") / "workflows" / WORKFLOW_TEMPLATE
@@ -36,9 +36,13 @@ def run(args: argparse.Namespace) -> int:
     from ..course.visible import check_lab
     from ..report.terminal import summary
 
+    entries = [replace(entry, submission=_near(entry.submission))
+               for entry in select_labs(args.labs, args.config, Path.cwd())]
+    for entry in entries:  # every path first: a typo stops the check before anything runs
+        check_submission_path(entry.submission)
     reports = []
-    for entry in select_labs(args.labs, args.config, Path.cwd()):
-        report = check_lab(replace(entry, submission=_near(entry.submission)))
+    for entry in entries:
+        report = check_lab(entry)
         reports.append(report)
         print(summary(report, color=sys.stdout.isatty()))
         print()
