@@ -8,6 +8,7 @@ import csv
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -1002,3 +1003,25 @@ def test_a_failure_on_one_file_is_that_files_result_not_a_machine_problem(tmp_pa
 
     again = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
     assert again.graded_now == 0  # not retried until the file changes
+
+
+@pytest.mark.slow
+def test_the_advice_after_ctrl_c_of_a_regrade_grades_the_rest_with_the_same_seed(tree_class, tmp_path):
+    out = tmp_path / "out"
+    args = ("--jobs", 2, "--id-pattern", ID_PATTERN, "--regrade")
+    batch = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec, popen=True)
+    wait_for_rows(out, 4, batch)
+    os.killpg(batch.pid, signal.SIGINT)
+    _, stderr = batch.communicate(timeout=60)
+    assert batch.returncode == 130, stderr
+    [seed] = [s for (s,) in rows(out, "SELECT seed FROM runs")]
+    advice = next(line for line in stderr.splitlines() if line.startswith("abgrade batch: interrupted after"))
+    command = shlex.split(advice.split("to grade the rest with the same seed, run: ", 1)[1])
+    assert command[:2] == ["abgrade", "batch"] and "--regrade" not in command and command[-2:] == ["--seed", str(seed)]
+    kept = len(scores(out))
+
+    rest = subprocess.run([sys.executable, "-m", "grader", *command[1:]], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=300)
+    assert rest.returncode == 0, rest.stderr
+    assert f"{len(tree_class.fixture_of) - kept} to grade" in rest.stderr
+    assert rows(out, "SELECT DISTINCT seed FROM submissions") == [(seed,)]
