@@ -170,6 +170,7 @@ def _file_in_folder(entry: Path) -> tuple[Path | None, str | None]:
     for root, dirs, files in os.walk(entry, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not (d.startswith(".") or d in _NOT_SUBMISSIONS))
         candidates += [Path(root) / f for f in sorted(files) if not (f.startswith(".") or f in _NOT_SUBMISSIONS)]
+    candidates = [p for p in candidates if p.is_symlink() or p.is_file()]  # no FIFOs or devices: reading them blocks
     for suffix in (".ipynb", ".py"):
         files = [p for p in candidates if p.suffix == suffix]
         shown = ", ".join(clean_name(p.relative_to(entry).as_posix()) for p in files)
