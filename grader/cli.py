@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
     register_all(parser.add_subparsers(metavar="COMMAND"))
     args = parser.parse_args(argv)
+    args.argv = tuple(sys.argv[1:] if argv is None else argv)  # as typed, for advice that repeats it
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .results import TestResult
 
 _ENTRIES = pytest.StashKey["list[LabEntry]"]()
+USAGE_EXIT = 2  # abgrade's exit code for a usage error, in `abgrade check` and here alike
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,18 +34,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the labs up front, so that a mistake in them stops pytest at once."""
+    """Read the labs and check their paths up front, so that a mistake in them stops
+    pytest at once with one line and exit code 2, as `abgrade check` does."""
     values = config.getoption("abgrade", None)
     if values is None:
         return
-    from .commands.common import UsageError
+    from .commands.common import UsageError, check_submission_path
     from .course.config import select_labs
     from .spec import SpecError
 
+    start = config.invocation_params.dir
     try:
-        config.stash[_ENTRIES] = select_labs(values, None, config.invocation_params.dir)
+        entries = select_labs(values, None, start)
+        for entry in entries:
+            check_submission_path(_near(entry.submission, start))
     except (UsageError, SpecError) as exc:
-        raise pytest.UsageError(f"--abgrade: {exc}") from None
+        pytest.exit(f"abgrade: --abgrade: {exc}", returncode=USAGE_EXIT)
+    config.stash[_ENTRIES] = entries
+
+
+def _near(path: Path, start: Path) -> Path:
+    """`path` as the user would write it: relative to the working folder when inside it."""
+    try:
+        return path.relative_to(start)
+    except ValueError:
+        return path
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, -m and --deselect filter the items

@@ -8,11 +8,13 @@ import csv
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
@@ -25,20 +27,23 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.batch.discovery import Submission, compile_id_pattern, discover, file_hash
-from grader.batch.exports import feedback_names, write_exports
+from grader.batch.discovery import Skipped, Submission, compile_id_pattern, discover, file_hash
+from grader.batch.exports import feedback_names, write_exports, write_grades_csv
 from grader.batch.feedback import feedback_markdown, fenced
 from grader.batch.gradebook import GradeKey, Gradebook, StoredGrade
 from grader.batch.picture import class_picture
 from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
 from grader.batch.progress import Progress, clock, eta_seconds
-from grader.batch.runner import BatchOptions, needs_grading, run_batch
+from grader.batch.lock import GradebookBusy, gradebook_lock
+from grader.batch.runner import BatchOptions, needs_grading, resume_advice, run_batch
+from grader.batch.scratch import make_run_folder, sweep_stale
 from grader.batch.summary import BIN_LABELS, score_bin, summarize
-from grader.batch.task import GradeTask
+from grader.batch.task import GradeTask, GradingFailed
 from grader.labs import get_lab
 from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.sandbox.notebook import KernelStartError
+from grader.spec import load_spec
 
 from .notebook_builder import notebook_from_py
 
@@ -56,7 +61,7 @@ def write_batch_spec(folder: Path) -> Path:
     """The tight-limits tree spec (three fixed cases, 1 s per case) with three hidden random
     cases and a 3 s budget per submission, so that a hang costs seconds, not minutes."""
     spec = yaml.safe_load((FIXTURES / "specs" / "tree_tight_limits.yaml").read_text())
-    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 512}
+    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 1024}
     spec["checks"]["random"] = {"points": 1, "visibility": "hidden"}
     spec["random"] = {"count": 3, "branching": [1, 3], "depth": [2, 4], "values": "int",
                       "value_range": [-9, 9], "tie_rate": 0.3}
@@ -143,10 +148,11 @@ def test_discovery_takes_files_and_folders_and_reports_the_rest(tmp_path):
     assert [(s.student, s.shown) for s in found.submissions] == [
         ("ann", "ann.py"), ("bob", "bob/lab.ipynb"), ("cy", "cy/nested/lab.py")]
     assert found.submissions[0].file_hash == file_hash(tmp_path / "ann.py")
-    assert len(found.problems) == 3
-    assert any(p.startswith("dee: folder with 2 .ipynb files") for p in found.problems)
-    assert any(p.startswith("empty: folder without") for p in found.problems)
-    assert any(p.startswith("notes.txt: not a submission") for p in found.problems)
+    assert [(s.student, s.reason) for s in found.skipped] == [
+        ("dee", "folder with 2 .ipynb files (a.ipynb, b.ipynb); leave exactly one"),
+        ("empty", "folder without a .py or .ipynb file")]
+    assert found.ignored == [".DS_Store: not a submission",
+                             "notes.txt: not a submission (expected .py or .ipynb, or a folder per student)"]
 
 
 def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_path):
@@ -157,10 +163,56 @@ def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_p
 
     found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
 
-    assert {s.student: s.shown for s in found.submissions} == {
-        "12345": "smith_john_12345_lab.ipynb", "34567": "roe_rick_34567_assignsubmission_file_/tree.py"}
+    assert {s.student: (s.shown, s.name) for s in found.submissions} == {
+        "12345": ("smith_john_12345_lab.ipynb", "smith john"),
+        "34567": ("roe_rick_34567_assignsubmission_file_/tree.py", "roe rick")}
     assert any(p.startswith("notes_lab.py: name does not match --id-pattern") for p in found.problems)
     assert any("'23456' has 2 submissions" in p for p in found.problems)
+    assert [s.student for s in found.skipped] == ["23456", "notes_lab"]  # each student keeps a row
+
+
+def test_lms_resubmissions_resolve_to_the_highest_submission_number(tmp_path):
+    """Canvas: `<name>[_late]_<student id>_<submission id>_<file>`; a resubmission gets a
+    higher submission id (and often `-1` in the file name)."""
+    for name in ("smith_john_10001_65001_lab-1.py", "smith_john_10001_65002_lab-1.py",
+                 "smith_john_late_10001_65003_lab-1.py", "smith_john_10001_65004_report.pdf",
+                 "doe_jane_10002_65010_lab.py", "README.txt"):
+        (tmp_path / name).write_text("")
+    found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
+    assert [(s.student, s.name, s.shown) for s in found.submissions] == [
+        ("10001", "smith john", "smith_john_late_10001_65003_lab-1.py"),
+        ("10002", "doe jane", "doe_jane_10002_65010_lab.py")]
+    assert found.skipped == []
+    assert sorted(found.ignored) == [
+        "README.txt: not a submission (expected .py or .ipynb, or a folder per student)",
+        "smith_john_10001_65001_lab-1.py: an older submission of student '10001' "
+        "(the latest is smith_john_late_10001_65003_lab-1.py)",
+        "smith_john_10001_65002_lab-1.py: an older submission of student '10001' "
+        "(the latest is smith_john_late_10001_65003_lab-1.py)",
+        "smith_john_10001_65004_report.pdf: not a submission (expected .py or .ipynb) "
+        "(another file of student '10001')"]
+
+
+def test_symlinks_are_refused_and_never_read(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-TOKEN-123\n")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "eve.py").symlink_to(secret)
+    (folder / "mal").mkdir()
+    (folder / "mal" / "lab.py").symlink_to(secret)
+    (folder / "linkdir").symlink_to(tmp_path)
+    found = discover(folder)
+    assert found.submissions == []
+    assert [(s.student, s.reason) for s in found.skipped] == [
+        ("eve", "symlink: refused"), ("linkdir", "symlink: refused"), ("mal", "symlink: refused (lab.py)")]
+
+
+def test_control_characters_in_file_names_are_made_visible(tmp_path):
+    (tmp_path / "ann\n[2 of 2] bob: 63 of 63.py").write_text("")
+    (tmp_path / b"b\xffd.py".decode("utf-8", "surrogateescape")).write_text("")
+    found = discover(tmp_path)
+    assert [s.student for s in found.submissions] == ["ann\\x0a[2 of 2] bob: 63 of 63", "b\ufffdd"]
 
 
 @pytest.mark.parametrize("pattern", [r"(\d+)", r"(?P<id>\d+", r"(?P<student>\d+)"])
@@ -176,6 +228,18 @@ def test_eta_follows_the_throughput_of_all_workers():
     assert eta_seconds(0, 30, 5.0) is None
     assert eta_seconds(10, 30, 20.0) == pytest.approx(40.0)
     assert eta_seconds(30, 30, 60.0) == 0
+
+
+def test_eta_counts_the_jobs_still_running():
+    # 28 finished in 18 s (0.6 s each); the last one has run 20 s of its 180 s deadline
+    assert eta_seconds(28, 29, 38.0, running=[20.0], mean=0.6, limit=180) == pytest.approx(20.0)
+    assert eta_seconds(28, 29, 38.0, running=[170.0], mean=0.6, limit=180) == pytest.approx(10.0)
+    assert eta_seconds(28, 29, 18.3, running=[0.2], mean=0.6, limit=180) == pytest.approx(0.4)
+    log = io.StringIO()
+    progress = Progress(2, log, live=False, limit=180)
+    progress.tick([30.0, 40.0])
+    progress.finished("ann", "1/2", seconds=30.0)
+    assert "ETA 0:40" in log.getvalue()  # bob's job still runs: not 0:00
     assert (clock(None), clock(65), clock(3725)) == ("?", "1:05", "1:02:05")
 
 
@@ -183,7 +247,7 @@ def test_progress_redraws_one_line_on_a_terminal_and_writes_lines_elsewhere():
     terminal, log = io.StringIO(), io.StringIO()
     for stream, live in ((terminal, True), (log, False)):
         progress = Progress(2, stream, live)
-        progress.tick(2)
+        progress.tick([0.5, 0.5])
         progress.finished("ann", "17/21")
         progress.close()
     assert terminal.getvalue().count("\r") == 2 and "1/2 [" in terminal.getvalue()
@@ -310,24 +374,181 @@ def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
     summary = summarize("tree", grades)
     write_exports(grades, summary, {"strict_cutoff": "cut at >="}, tmp_path, show_hidden=False)
 
+    ann = feedback_names(["ann/<1>"])["ann/<1>"]
     with (tmp_path / "grades.csv").open() as handle:
         table = list(csv.DictReader(handle))
-    assert table[0] == {"student": "ann/<1>", "file": "ann/<1>.py", "status": "graded", "score": "1",
-                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2", "error": ""}
-    assert (table[1]["status"], table[1]["score"], table[1]["error"]) == ("error", "", "the grader process died")
+    assert table[0] == {"student": "ann/<1>", "name": "", "file": "ann/<1>.py", "status": "graded", "score": "1",
+                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2",
+                        "feedback": f"feedback/{ann}", "reason": ""}
+    assert (table[1]["status"], table[1]["score"], table[1]["reason"]) == ("error", "", "the grader process died")
     # an HTML report for each graded student; the ungraded one gets the Markdown note only
-    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["ann__1_.html", "ann__1_.md", "bob.md"]
-    assert "seed: pruned" in (tmp_path / "feedback" / "ann__1_.html").read_text()
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == [ann[:-3] + ".html", ann, "bob.md"]
+    assert "seed: pruned" in (tmp_path / "feedback" / ann).with_suffix(".html").read_text()
     svg = ElementTree.fromstring((tmp_path / "summary.svg").read_text())
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "seed: pruned" in texts and "100%" in texts
     assert "strict_cutoff" in (tmp_path / "summary.txt").read_text()
 
 
-def test_feedback_names_are_safe_and_distinct():
-    names = feedback_names(["a b", "a_b", "../x", ""])
-    assert (names["a b"], names["../x"], names[""]) == ("a_b.md", "_x.md", "student.md")
-    assert re.fullmatch(r"a_b-[0-9a-f]{8}\.md", names["a_b"])
+def test_feedback_names_are_safe_distinct_short_and_stable():
+    long_id = "x" * 251
+    ids = ["a b", "a_b", "../x", "", "Ann", "ann", ".", "10001", long_id, "x" * 252]
+    names = feedback_names(ids)
+    assert len(set(names.values())) == len(ids)
+    assert (names["a_b"], names["ann"], names["10001"]) == ("a_b.md", "ann.md", "10001.md")  # plain ids stay
+    assert re.fullmatch(r"a_b~[0-9a-f]{12}\.md", names["a b"])
+    assert re.fullmatch(r"_x~[0-9a-f]{12}\.md", names["../x"])
+    assert re.fullmatch(r"ann~[0-9a-f]{12}\.md", names["Ann"])  # no clash with ann.md on macOS
+    assert all(len(n.encode()) <= 80 and "/" not in n and not n.startswith(".") for n in names.values())
+    assert feedback_names(list(reversed(ids))) == names  # stable: only the id decides
+
+
+def test_grades_csv_has_a_row_per_student_and_neutralises_formulas(tmp_path):
+    formula_test = GradedTest("seed: value", "value", 2, False)
+    grades = [stored("=HYPERLINK(\"http://x\")", [formula_test, GradedTest("load", "load", 1, True)]),
+              StoredGrade("@SUM(A1)", "@SUM(A1).ipynb", "error", 1, SEED, 1.0, "now", None, "-1+1 kernel", True),
+              StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "grading this file failed: X", False)]
+    skipped = [Skipped("10003", "roe_10003_65001_lab.py, roe_10003_lab.py", "+two submissions", "\troe rick")]
+    write_grades_csv(grades, tmp_path / "grades.csv", {"bob": "smith bob"}, skipped)
+    with (tmp_path / "grades.csv").open(newline="") as handle:
+        table = list(csv.reader(handle))
+    header = table[0]
+    assert header == ["student", "name", "file", "status", "score", "max_score", "load", "load_max",
+                      "value", "value_max", "feedback", "reason"]
+    by_student = {row[0]: dict(zip(header, row)) for row in table[1:]}
+    assert set(by_student) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "bob", "10003"}
+    graded = by_student["'=HYPERLINK(\"http://x\")"]
+    assert (graded["status"], graded["score"], graded["max_score"], graded["value"]) == ("graded", "1", "3", "0")
+    assert graded["file"] == "'=HYPERLINK(\"http://x\").py"
+    machine = by_student["'@SUM(A1)"]
+    assert (machine["status"], machine["score"], machine["reason"]) == ("error", "", "'-1+1 kernel")
+    assert (by_student["bob"]["name"], by_student["bob"]["feedback"]) == ("smith bob", "feedback/bob.md")
+    assert by_student["10003"] == {**by_student["10003"], "status": "skipped", "name": "'\troe rick",
+                                   "reason": "'+two submissions", "feedback": "", "score": ""}
+
+
+def test_feedback_markdown_escapes_every_student_string():
+    evil = "<img src=x onerror=alert(1)> *bold* [link](http://e.vil) # h\n# forged"
+    grade = StoredGrade(evil, f"{evil}.py", "graded", 1, SEED, 0.5, "now",
+                        report_of([GradedTest("load", "load", 1, True)]))
+    text = feedback_markdown(grade, "tree")
+    heading = text.splitlines()[0]
+    assert heading.startswith("# abgrade feedback: &lt;img src=x onerror=alert\\(1\\)&gt; \\*bold\\* ")
+    assert "<img" not in text and "[link](" not in text and "\n# forged" not in text
+    assert [line for line in text.splitlines() if line.startswith("#")] == [heading]
+
+
+def test_feedback_of_a_submission_the_grader_failed_on_gives_the_reason():
+    grade = StoredGrade("ann", "ann.ipynb", "error", 1, SEED, 9.0, "now", None,
+                        "grading this file failed: RecursionError: too deep", machine=False)
+    text = feedback_markdown(grade, "tree")
+    assert "grading machine" not in text and "RecursionError: too deep" in text
+
+
+def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_spec):
+    path = tmp_path / "gradebook.sqlite"
+    book = Gradebook(path)
+    run = book.start_run(tree_spec, SEED, 1, tmp_path)
+    book.record_report(run, tree_spec, SEED, submission(tmp_path), report_of([GradedTest("load", "load", 1, True)]),
+                       1.0)
+    book.close()
+    with closing(sqlite3.connect(path)) as db:  # make it what schema 1 wrote
+        db.executescript("""
+            PRAGMA foreign_keys=OFF;
+            CREATE TABLE runs_1 (id INTEGER PRIMARY KEY AUTOINCREMENT, lab TEXT NOT NULL,
+                spec_version TEXT NOT NULL, spec_digest TEXT NOT NULL, seed INTEGER NOT NULL, jobs INTEGER NOT NULL,
+                folder TEXT NOT NULL, started TEXT NOT NULL, ended TEXT, status TEXT NOT NULL DEFAULT 'running'
+                CHECK (status IN ('running', 'complete', 'interrupted')));
+            INSERT INTO runs_1 SELECT id, lab, spec_version, spec_digest, seed, jobs, folder, started, ended, status
+                FROM runs;
+            DROP TABLE runs; ALTER TABLE runs_1 RENAME TO runs;
+            ALTER TABLE submissions DROP COLUMN machine;
+            UPDATE meta SET value = '1';""")
+    book = Gradebook(path)
+    assert book.mark_killed() == [run]
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
+    [grade] = book.grades("tree", ["ann"])
+    assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []
+    book.close()
+
+
+def test_resume_advice_after_an_interrupted_regrade_keeps_the_seed(tmp_path):
+    plain = BatchOptions(tmp_path, tmp_path / "out", 2, command=("abgrade", "batch", "subs", "--lab", "tree"))
+    assert resume_advice(plain, 77) == "the same command grades the rest"
+    regrade = BatchOptions(tmp_path, tmp_path / "out", 2, regrade=True,
+                           command=("abgrade", "batch", "my subs", "--lab", "tree", "--regrade"))
+    assert resume_advice(regrade, 77) == ("to grade the rest with the same seed, run: "
+                                          "abgrade batch 'my subs' --lab tree --seed 77")
+
+
+@dataclass
+class FailingTask(GradeTask):
+    """Grading that leaves a temporary folder behind, then raises `error`."""
+
+    error: Exception | None = None
+    made: list[Path] | None = None
+
+    def grade(self, path: Path) -> GradeReport:
+        self.made.append(Path(tempfile.mkdtemp(prefix="abgrade-")))  # like a session's work folder
+        raise self.error
+
+
+def test_only_machine_problems_leave_the_task_and_no_attempt_leaks_a_folder(tmp_path, tree_spec):
+    made: list[Path] = []
+    before = tempfile.tempdir
+    crash = FailingTask("tree", tree_spec, SEED, temp_root=tmp_path, error=RecursionError("too deep"), made=made)
+    assert crash(tmp_path / "a.ipynb") == GradingFailed("grading this file failed: RecursionError: too deep")
+    kernel = FailingTask("tree", tree_spec, SEED, temp_root=tmp_path, error=KernelStartError("busy"), made=made)
+    with pytest.raises(KernelStartError):
+        kernel(tmp_path / "a.ipynb")
+    assert len(made) == 2 and all(folder.parent.parent == tmp_path and not folder.exists() for folder in made)
+    assert list(tmp_path.iterdir()) == [] and tempfile.tempdir == before
+
+
+def test_stale_run_folders_of_dead_runs_are_swept(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = make_run_folder()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"abgrade-batch-{dead.pid}-x"
+    (stale / "j-1" / "abgrade-k-1").mkdir(parents=True)
+    (stale / "owner").write_text(f"{dead.pid} 12345\n")
+    reused = tmp_path / f"abgrade-batch-{os.getpid()}-y"  # our pid, but another process's start time
+    reused.mkdir()
+    (reused / "owner").write_text(f"{os.getpid()} 1\n")
+    foreign = tmp_path / "abgrade-batch-unknown"
+    foreign.mkdir()
+    assert sorted(sweep_stale()) == sorted([stale, reused])
+    assert mine.exists() and foreign.exists() and not stale.exists()
+
+
+def test_a_second_run_refuses_while_the_lock_is_held(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "out")], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(GradebookBusy) as refused:
+            with gradebook_lock(tmp_path / "out", wait=0.3):
+                pass
+        assert str(refused.value) == (f"{tmp_path / 'out' / 'gradebook.lock'}: another abgrade batch (pid "
+                                      f"{holder.pid}) is grading into this folder; wait until it ends (or stop "
+                                      "it), then run again")
+    finally:
+        holder.kill()
+        holder.wait()
+    with gradebook_lock(tmp_path / "out", wait=5):  # the kernel released it with its holder
+        assert (tmp_path / "out" / "gradebook.lock").read_text() == f"{os.getpid()}\n"
+
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from grader.batch.lock import gradebook_lock
+with gradebook_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
 
 
 def test_picture_escapes_names_and_draws_one_bar_per_failing_check():
@@ -665,3 +886,145 @@ def test_cli_refuses_bad_arguments_with_exit_code_2(tmp_path):
         run = subprocess.run([sys.executable, "-m", "grader", "batch", *map(str, args), "--lab", "tree"],
                              cwd=PROJECT, capture_output=True, text=True, timeout=60)
         assert run.returncode == 2 and run.stderr.startswith("abgrade: "), run.stderr
+
+
+# --- real class folders: names, hygiene, locks, failures (slow) -------------------------
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.mark.slow
+def test_odd_ids_get_their_own_feedback_and_junk_and_symlinks_are_handled(tmp_path):
+    folder, out, spec = tmp_path / "class", tmp_path / "out", write_batch_spec(tmp_path)
+    folder.mkdir()
+    long_id = "x" * 251
+    for student, fixture in (("a b", "correct_seed_style"), ("a_b", "bug_no_pruning"), (long_id, "bug_strict_cutoff")):
+        shutil.copyfile(FIXTURES / "tree" / f"{fixture}.py", folder / f"{student}.py")
+    (folder / "README.txt").write_text("hand-in instructions\n")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "a_b.cpython-311.pyc").write_bytes(b"\0")
+
+    first = abgrade_batch(folder, out, "--jobs", 2, spec=spec)
+    assert first.returncode == 0, first.stderr  # junk is listed, not counted against the run
+    for junk in ("README.txt", ".DS_Store", "__pycache__"):
+        assert f"  ignored {junk}: not a submission" in first.stderr
+    table = read_csv(out / "grades.csv")
+    assert set(table) == {"a b", "a_b", long_id} and {r["status"] for r in table.values()} == {"graded"}
+    graded = scores(out)
+    for student, row in table.items():
+        feedback = (out / row["feedback"]).read_text()
+        assert f"**Score: {graded[student][1]:g} / " in feedback  # this student's own result
+        assert (out / row["feedback"]).with_suffix(".html").exists()
+    assert table["a_b"]["feedback"] == "feedback/a_b.md"
+    assert re.fullmatch(r"feedback/a_b~[0-9a-f]{12}\.md", table["a b"]["feedback"])
+    assert graded["a b"][1] > graded["a_b"][1]
+    assert "# abgrade feedback: a b" in (out / table["a b"]["feedback"]).read_text()
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-42 = 1\n")
+    (folder / "eve.py").symlink_to(secret)
+    second = abgrade_batch(folder, out, spec=spec)
+    assert second.returncode == 1
+    assert "  skipped eve.py: symlink: refused" in second.stderr
+    row = read_csv(out / "grades.csv")["eve"]
+    assert (row["status"], row["reason"], row["score"]) == ("skipped", "symlink: refused", "")
+    outputs = second.stdout + second.stderr + "".join(
+        p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file())
+    assert "TOPSECRET" not in outputs
+
+
+@pytest.mark.slow
+def test_one_batch_at_a_time_and_a_killed_run_is_marked_and_swept(small_class, tmp_path):
+    for name in ("a_loop", "b_loop"):  # each spends its whole (3 s) budget
+        shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / f"{name}.py")
+    out, spec = tmp_path / "out", write_batch_spec(tmp_path)
+    first = abgrade_batch(small_class, out, "--jobs", 1, spec=spec, popen=True)
+    deadline = time.monotonic() + 60
+    while not list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*")):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.05)
+
+    second = abgrade_batch(small_class, out, spec=spec)
+    assert second.returncode == 2
+    assert second.stderr == (f"abgrade: {out / 'gradebook.lock'}: another abgrade batch (pid {first.pid}) is "
+                             "grading into this folder; wait until it ends (or stop it), then run again\n")
+
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate(timeout=30)
+    assert list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*"))  # left behind by the kill
+    third = abgrade_batch(small_class, out, spec=spec)
+    assert third.returncode == 0, third.stderr
+    assert "  run 1 was killed before it ended (marked killed)" in third.stderr
+    assert rows(out, "SELECT id, status FROM runs") == [(1, "killed"), (2, "complete")]
+    assert not list(Path(tempfile.gettempdir()).glob(f"abgrade-batch-{first.pid}-*"))
+    assert len(rows(out, "SELECT DISTINCT seed FROM submissions")) == 1
+    assert rows(out, "SELECT count(*) FROM submissions WHERE status = 'graded'") == [(6,)]
+
+
+@dataclass
+class CrashesOn(GradeTask):
+    """Real grading, except that grading the file named `crash` raises inside the grader."""
+
+    crash: str = ""
+
+    def grade(self, path: Path) -> GradeReport:
+        if path.name == self.crash:
+            raise RecursionError("maximum recursion depth exceeded while decoding a JSON array")
+        return super().grade(path)
+
+
+@pytest.mark.slow
+def test_a_failure_on_one_file_is_that_files_result_not_a_machine_problem(tmp_path, tree_spec, monkeypatch):
+    private_tmp = tmp_path / "tmp"  # the machine's /tmp is shared with other graders' runs
+    private_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copyfile(FIXTURES / "tree" / "correct_seed_style.py", folder / "ann.py")
+    shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", folder / "loop.py")
+    (folder / "deep.ipynb").write_text("[" * 200_000 + "]" * 200_000)  # a notebook of deeply nested JSON
+    (folder / "crash.py").write_text("def alphabeta(): pass\n")
+    spec = load_spec(write_batch_spec(tmp_path))
+    options = BatchOptions(folder, tmp_path / "out", jobs=2, seed=SEED)
+    started = time.monotonic()
+    result = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
+    assert time.monotonic() - started < spec.limits.submission_seconds + 15  # the loop costs its own budget only
+    assert result.summary.errors == []  # nothing here is the machine's fault
+    assert ("crash", "grading this file failed: RecursionError: maximum recursion depth exceeded while decoding "
+                     "a JSON array") in result.summary.failed
+    # the deep notebook is a load failure once the notebook reader says so; until then, this file's own error
+    assert {s for s, _ in result.summary.failed} <= {"crash", "deep"}
+    assert {s for s, in rows(options.out, "SELECT student FROM submissions WHERE status = 'graded'")} == {
+        "ann", "loop", "deep"} - {s for s, _ in result.summary.failed}
+    assert "grading machine" not in (options.out / "feedback" / "crash.md").read_text()
+    assert read_csv(options.out / "grades.csv")["crash"]["status"] == "error"
+    assert list(private_tmp.iterdir()) == []  # no attempt leaked a folder
+
+    again = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
+    assert again.graded_now == 0  # not retried until the file changes
+
+
+@pytest.mark.slow
+def test_the_advice_after_ctrl_c_of_a_regrade_grades_the_rest_with_the_same_seed(tree_class, tmp_path):
+    out = tmp_path / "out"
+    args = ("--jobs", 2, "--id-pattern", ID_PATTERN, "--regrade")
+    batch = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec, popen=True)
+    wait_for_rows(out, 4, batch)
+    os.killpg(batch.pid, signal.SIGINT)
+    _, stderr = batch.communicate(timeout=60)
+    assert batch.returncode == 130, stderr
+    [seed] = [s for (s,) in rows(out, "SELECT seed FROM runs")]
+    advice = next(line for line in stderr.splitlines() if line.startswith("abgrade batch: interrupted after"))
+    command = shlex.split(advice.split("to grade the rest with the same seed, run: ", 1)[1])
+    assert command[:2] == ["abgrade", "batch"] and "--regrade" not in command and command[-2:] == ["--seed", str(seed)]
+    kept = len(scores(out))
+
+    rest = subprocess.run([sys.executable, "-m", "grader", *command[1:]], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=300)
+    assert rest.returncode == 0, rest.stderr
+    assert f"{len(tree_class.fixture_of) - kept} to grade" in rest.stderr
+    assert rows(out, "SELECT DISTINCT seed FROM submissions") == [(seed,)]

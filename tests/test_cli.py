@@ -55,9 +55,6 @@ def _wrong_signature_line() -> int:
 
 
 BAD_SUBMISSIONS = [
-    pytest.param("missing.py", None, "missing.py: no such file", id="missing"),
-    pytest.param("notes.txt", "def alphabeta(node, alpha, beta, max_player):\n    return 0\n",
-                 "notes.txt: not a Python file", id="txt"),
     pytest.param("garbage.py", GARBAGE, "garbage.py", id="binary"),
     pytest.param("syntax.py", SYNTAX_ERROR, "syntax.py:3: SyntaxError", id="syntax"),
     pytest.param("load_no_alphabeta.py", FIXTURE, "load_no_alphabeta.py: no `alphabeta` is defined", id="no-alphabeta"),
@@ -94,6 +91,24 @@ def test_bad_submission_fails_load_with_a_one_line_reason(tmp_path, name, conten
     assert reason in load["output"]
     assert reason in run.stdout
     assert all(t["status"] == "failed" for t in results["tests"])
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("missing.py", "no such file; give the path of your .py or .ipynb"),
+    ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
+    ("notes.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
+], ids=["missing", "folder", "txt"])
+def test_a_submission_path_that_is_not_a_submission_is_a_usage_error(tmp_path, name, reason):
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "notes.txt").write_text("def alphabeta(node, alpha, beta, max_player):\n    return 0\n")
+    run = abgrade("grade", name, "--lab", "tree", "--json", "out.json", cwd=tmp_path)
+    assert (run.returncode, run.stdout, run.stderr) == (2, "", f"abgrade: {name}: {reason}\n")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_q_is_quiet(tmp_path):
+    run = abgrade("grade", TREE_SUBMISSIONS / "correct_seed_style.py", "--lab", "tree", "-q", "--seed", 1)
+    assert (run.returncode, run.stdout) == (0, "63/63\n"), run.stderr
 
 
 def test_binary_file_reason_has_no_bogus_line(tmp_path):

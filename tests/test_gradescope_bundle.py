@@ -21,6 +21,7 @@ from grader.course.gradescope_bundle import SETTINGS_FILE, build_wheel
 from grader.grading import grade_submission
 from grader.paths import PROJECT_DIR
 from grader.results import CHECK_KINDS, VISIBILITIES
+from grader.spec import spec_path
 
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
@@ -200,3 +201,20 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
     assert buggy["score"] < buggy["max_score"]
     failed_kinds = {t["tags"][0] for t in buggy["tests"] if t["status"] == "failed"}
     assert {"nodes", "pruned"} <= failed_kinds <= {"nodes", "pruned", "random"}
+
+
+def test_build_refuses_a_spec_with_a_wrong_stored_expectation(tmp_path: Path) -> None:
+    text = spec_path("tree").read_text()
+    assert text.count("{value: 4, nodes: 27,") == 1
+    spec = tmp_path / "tree.yaml"
+    spec.write_text(text.replace("{value: 4, nodes: 27,", "{value: 5, nodes: 27,"))
+    line = next(n for n, row in enumerate(spec.read_text().splitlines(), start=1) if "{value: 5, nodes: 27," in row)
+    fake_wheel = tmp_path / "abgrade-0-py3-none-any.whl"
+    fake_wheel.write_bytes(b"")
+    bundle = tmp_path / "autograder.zip"
+    built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree", "--spec", str(spec),
+                            "-o", str(bundle), "--wheel", str(fake_wheel)], capture_output=True, text=True, timeout=120)
+    assert built.returncode == 2 and not bundle.exists()
+    assert built.stderr.startswith(f"abgrade: {spec}: 1 stored expectation(s) disagree with the reference")
+    assert f"  {spec}:{line}: cases[0].expect.value: stored 5, the reference computes 4" in built.stderr
+    assert "Traceback" not in built.stderr

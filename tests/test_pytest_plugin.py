@@ -3,6 +3,8 @@ repository: one test per visible check, abgrade's messages as failure text, abgr
 -k selection, usage errors, and nothing at all without --abgrade."""
 from __future__ import annotations
 
+import fnmatch
+
 from pathlib import Path
 
 import pytest
@@ -84,13 +86,18 @@ def test_hidden_checks_are_not_tests(course: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--abgrade", "tre=labs/tree.py"], "*--abgrade: tre=labs/tree.py: unknown lab 'tre'; known labs:*"),
-    (["--abgrade", "negamax"], "*--abgrade: lab 'negamax' is not in abgrade.yaml (it lists: tree)*"),
-], ids=["unknown-lab", "not-configured"])
+    (["--abgrade", "tre=labs/tree.py"], "--abgrade: tre=labs/tree.py: unknown lab 'tre'; known labs: *"),
+    (["--abgrade", "negamax"], "--abgrade: lab 'negamax' is not in abgrade.yaml (it lists: tree); give it as negamax=PATH"),
+    (["--abgrade", "tree=labs/missing.py"],
+     "--abgrade: labs/missing.py: no such file; give the path of your .py or .ipynb"),
+    (["--abgrade", "tree=labs"], "--abgrade: labs: is a folder; give the path of your .py or .ipynb file in it"),
+], ids=["unknown-lab", "not-configured", "missing", "folder"])
 def test_usage_errors_stop_pytest_with_one_line(course: pytest.Pytester, args: list[str], message: str) -> None:
-    result = course.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    result = course.runpytest_subprocess(*args)
+    assert result.ret == 2  # abgrade's usage error, as in `abgrade check`
+    lines = [line for line in result.outlines + result.errlines if "abgrade" in line]
+    assert len(lines) == 1 and fnmatch.fnmatch(lines[0], f"Exit: abgrade: {message}"), lines
+    assert "not run" not in result.stdout.str()
 
 
 def test_a_broken_course_spec_is_a_collection_error_with_its_line(course: pytest.Pytester) -> None:

@@ -1,7 +1,8 @@
 """What a batch leaves in its output folder, all rebuilt from the gradebook (so a resumed
 run exports everyone, not just what it graded itself):
 
-- `grades.csv`: student, file, status, score, max_score, then score and maximum per check kind;
+- `grades.csv`: a row per student found: student, name, file, status (graded, error,
+  skipped), score, max_score, score and maximum per check kind, feedback file, reason;
 - `feedback/<student>.md` and `feedback/<student>.html`: per student, Markdown (see
   feedback.py) and the HTML report with the search trees drawn;
 - `summary.txt` and `summary.svg`: the class summary as text and as a picture.
@@ -11,47 +12,81 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..report.html import write_html
 from ..results import CHECK_KINDS
+from .discovery import Skipped
 from .feedback import feedback_markdown
 from .gradebook import StoredGrade
 from .picture import class_picture
 from .summary import ClassSummary, summary_text
 
 
-def write_grades_csv(grades: list[StoredGrade], path: Path) -> None:
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def write_grades_csv(grades: list[StoredGrade], path: Path, names: Mapping[str, str] | None = None,
+                     skipped: Sequence[Skipped] = ()) -> None:
+    """One row per student found: graded, error (could not be graded, with the reason) or
+    skipped (the folder entry could not be used, with the reason). Text cells are
+    neutralised against spreadsheet formulas; score cells are plain numbers."""
+    names = names or {}
     kinds = [k for k in CHECK_KINDS if any(g.report and k in g.report.subtotals() for g in grades)]
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", "file", "status", "score", "max_score",
-                         *(column for kind in kinds for column in (kind, f"{kind}_max")), "error"])
-        for grade in grades:
-            if grade.report is None:
-                writer.writerow([grade.student, grade.file, grade.status, "", "", *([""] * 2 * len(kinds)),
-                                 grade.error or ""])
-                continue
+    files = feedback_names([g.student for g in grades])
+    rows: list[tuple[str, list[str]]] = []
+    for grade in grades:
+        if grade.report is None:
+            numbers = [""] * (2 + 2 * len(kinds))
+        else:
             subtotals = grade.report.subtotals()
-            cells = [_number(x) for kind in kinds for x in subtotals.get(kind, (None, None))]
-            writer.writerow([grade.student, grade.file, grade.status, _number(grade.report.score),
-                             _number(grade.report.max_score), *cells, ""])
+            numbers = [_number(grade.report.score), _number(grade.report.max_score),
+                       *(_number(x) for kind in kinds for x in subtotals.get(kind, (None, None)))]
+        status = "graded" if grade.report is not None else "error"
+        rows.append((grade.student, [_text(grade.student), _text(names.get(grade.student, "")), _text(grade.file),
+                                     status, *numbers, f"feedback/{files[grade.student]}", _text(grade.error or "")]))
+    for entry in skipped:
+        rows.append((entry.student, [_text(entry.student), _text(entry.name), _text(entry.shown), "skipped",
+                                     *([""] * (2 + 2 * len(kinds))), "", _text(entry.reason)]))
+    with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "name", "file", "status", "score", "max_score",
+                         *(column for kind in kinds for column in (kind, f"{kind}_max")), "feedback", "reason"])
+        writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
+
+
+def _text(value: str) -> str:
+    """A text cell a spreadsheet shows as text: one starting like a formula gets a `'`."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
 
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
+SLUG_CHARS = 60    # of the readable part; with the hash a name stays far below the 255-byte limit
+HASH_CHARS = 12
+
+
+def feedback_name(student: str) -> str:
+    """The feedback file name (without suffix) of a student id: the id itself when it is a
+    short, lower-case, portable name; otherwise a readable slug, `~` and a hash of the exact
+    id. The same id always gets the same name (stable across runs), and two ids never share
+    one: `~` never appears in a plain name, and hashed names differ by their hash. Lower
+    case only, so that a case-insensitive file system (macOS) can't merge `Ann` and `ann`."""
+    slug = re.sub(r"[^a-z0-9._-]", "_", student.lower(), flags=re.ASCII).strip(".") or "student"
+    if slug == student and len(slug) <= SLUG_CHARS:
+        return slug
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+    return f"{slug[:SLUG_CHARS]}~{digest}"
+
+
 def feedback_names(students: list[str]) -> dict[str, str]:
-    """A safe, distinct file name per student id (ids may hold any character)."""
-    names: dict[str, str] = {}
-    taken: set[str] = set()
-    for student in students:
-        name = re.sub(r"[^\w.-]", "_", student).strip(".") or "student"
-        if name in taken:
-            name = f"{name}-{hashlib.sha256(student.encode()).hexdigest()[:8]}"
-        taken.add(name)
-        names[student] = f"{name}.md"
+    """Student id -> feedback file name (`.md`); distinct by construction, checked anyway."""
+    names = {student: f"{feedback_name(student)}.md" for student in students}
+    if len(set(names.values())) != len(names):  # a 48-bit hash collision: refuse rather than mix two students up
+        raise RuntimeError("two student ids map to one feedback file name")
     return names
 
 
@@ -61,15 +96,16 @@ def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidde
     names = feedback_names([g.student for g in grades])
     for grade in grades:
         path = folder / names[grade.student]
-        path.write_text(feedback_markdown(grade, lab, show_hidden))
+        path.write_text(feedback_markdown(grade, lab, show_hidden), encoding="utf-8", errors="replace")
         if grade.report is not None:
             write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints)
 
 
 def write_exports(grades: list[StoredGrade], summary: ClassSummary, hints: dict[str, str],
-                  out: Path, show_hidden: bool) -> None:
+                  out: Path, show_hidden: bool, names: Mapping[str, str] | None = None,
+                  skipped: Sequence[Skipped] = ()) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    write_grades_csv(grades, out / "grades.csv")
+    write_grades_csv(grades, out / "grades.csv", names, skipped)
     write_feedback(grades, summary.lab, out / "feedback", show_hidden, hints)
     (out / "summary.txt").write_text(summary_text(summary, hints) + "\n")
     (out / "summary.svg").write_text(class_picture(summary))

@@ -11,16 +11,20 @@ from .gradebook import StoredGrade
 
 
 def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -> str:
-    lines = [f"# abgrade feedback: {grade.student}", "", f"Lab `{lab}`, submission `{grade.file}`.", ""]
+    lines = [f"# abgrade feedback: {md(grade.student)}", "", f"Lab {md(lab)}, submission {md(grade.file)}.", ""]
     if grade.report is None:
-        lines += ["Your submission could not be graded yet because of a problem on the grading machine, "
-                  "not in your code. It will be graded again."]
+        if grade.machine:
+            lines += ["Your submission could not be graded yet because of a problem on the grading machine, "
+                      "not in your code. It will be graded again."]
+        else:
+            lines += ["Your submission could not be graded: the grader failed on it. Your instructor has the "
+                      "details; the reason:", "", fenced(grade.error or "unknown")]
         return "\n".join(lines) + "\n"
     report = grade.report
     lines += [f"**Score: {report.score:g} / {report.max_score:g}**", "",
               "| check | score | max | |", "| --- | ---: | ---: | --- |"]
     for kind, (got, most) in report.subtotals().items():
-        lines.append(f"| {kind} | {got:g} | {most:g} | {'ok' if got == most else 'FAIL'} |")
+        lines.append(f"| {md(kind)} | {got:g} | {most:g} | {'ok' if got == most else 'FAIL'} |")
     failed = [t for t in report.tests if not t.passed]
     shown = [t for t in failed if show_hidden or t.visibility == "visible"]
     withheld = [t for t in failed if not (show_hidden or t.visibility == "visible")]
@@ -41,7 +45,7 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
 
 
 def _points(test: TestResult) -> str:
-    return f"{test.name} (0 / {test.max_score:g})"
+    return f"{md(test.name)} (0 / {test.max_score:g})"
 
 
 def _by_output(tests: list[TestResult]) -> dict[str, list[TestResult]]:
@@ -49,6 +53,14 @@ def _by_output(tests: list[TestResult]) -> dict[str, list[TestResult]]:
     for test in tests:
         groups.setdefault(test.output, []).append(test)
     return groups
+
+
+def md(text: str) -> str:
+    """`text` as literal Markdown inline text: no raw HTML, no emphasis, links, headings or
+    table cells can come out of it, and it stays on one line."""
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~])", r"\\\1", text)
 
 
 def fenced(text: str) -> str:

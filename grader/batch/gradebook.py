@@ -5,6 +5,7 @@ and a later run can tell what is still missing or out of date."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,14 +17,9 @@ from ..results import GradeReport, TestResult
 from ..spec import Spec
 from .discovery import Submission
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
+_RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
     lab          TEXT NOT NULL,
     spec_version TEXT NOT NULL,
@@ -33,8 +29,17 @@ CREATE TABLE IF NOT EXISTS runs (
     folder       TEXT NOT NULL,
     started      TEXT NOT NULL,
     ended        TEXT,
-    status       TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'complete', 'interrupted'))
+    status       TEXT NOT NULL DEFAULT 'running'
+                 CHECK (status IN ('running', 'complete', 'interrupted', 'killed')),
+    pid          INTEGER
+);"""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
+{runs}
 CREATE TABLE IF NOT EXISTS submissions (
     lab          TEXT NOT NULL,
     student      TEXT NOT NULL,
@@ -50,6 +55,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     error        TEXT,
     seconds      REAL NOT NULL,
     graded_at    TEXT NOT NULL,
+    machine      INTEGER NOT NULL DEFAULT 1,  -- an error: 1 the machine failed (retried), 0 grading this file failed
     PRIMARY KEY (lab, student)
 );
 CREATE TABLE IF NOT EXISTS tests (
@@ -69,7 +75,7 @@ CREATE TABLE IF NOT EXISTS tests (
     PRIMARY KEY (lab, student, position),
     FOREIGN KEY (lab, student) REFERENCES submissions(lab, student)
 );
-"""
+""".replace("{runs}", _RUNS_TABLE.format(name="runs"))
 
 
 @dataclass(frozen=True)
@@ -88,13 +94,14 @@ class StoredGrade:
 
     student: str
     file: str
-    status: str              # "graded" or "error" (the machine failed, not the student)
+    status: str              # "graded" or "error" (could not be graded)
     run_id: int
     seed: int
     seconds: float
     graded_at: str
     report: GradeReport | None = None
     error: str | None = None
+    machine: bool = True     # an error caused by the machine (retried next run), not by grading this file
 
 
 def _now() -> str:
@@ -114,6 +121,24 @@ class Gradebook:
         self.db.executescript(_SCHEMA)  # idempotent; executescript manages its own transaction
         with self._transaction():
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",):
+            self._migrate_from_1()
+
+    def _migrate_from_1(self) -> None:
+        """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
+        change a CHECK, so the table is rebuilt), `submissions` the column `machine`."""
+        self.db.execute("PRAGMA foreign_keys=OFF")  # runs is dropped and rebuilt under its references
+        try:
+            with self._transaction():
+                self.db.execute(_RUNS_TABLE.format(name="runs_2"))
+                columns = "id, lab, spec_version, spec_digest, seed, jobs, folder, started, ended, status"
+                self.db.execute(f"INSERT INTO runs_2 ({columns}) SELECT {columns} FROM runs")
+                self.db.execute("DROP TABLE runs")
+                self.db.execute("ALTER TABLE runs_2 RENAME TO runs")
+                self.db.execute("ALTER TABLE submissions ADD COLUMN machine INTEGER NOT NULL DEFAULT 1")
+                self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+        finally:
+            self.db.execute("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
         self.db.close()
@@ -133,9 +158,18 @@ class Gradebook:
     def start_run(self, spec: Spec, seed: int, jobs: int, folder: Path) -> int:
         with self._transaction():
             cursor = self.db.execute(
-                "INSERT INTO runs (lab, spec_version, spec_digest, seed, jobs, folder, started) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (spec.lab, spec.version, spec.digest, seed, jobs, str(folder), _now()))
+                "INSERT INTO runs (lab, spec_version, spec_digest, seed, jobs, folder, started, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (spec.lab, spec.version, spec.digest, seed, jobs, str(folder), _now(), os.getpid()))
         return int(cursor.lastrowid)
+
+    def mark_killed(self) -> list[int]:
+        """Runs still `running` whose process is gone (killed, or its machine went down):
+        marked `killed`. Call it holding the gradebook's lock: no live run is then running."""
+        with self._transaction():
+            ids = [row[0] for row in self.db.execute("SELECT id FROM runs WHERE status = 'running'")]
+            self.db.execute("UPDATE runs SET status = 'killed' WHERE status = 'running'")
+        return ids
 
     def end_run(self, run_id: int, status: str) -> None:
         with self._transaction():
@@ -151,10 +185,11 @@ class Gradebook:
     # submissions --------------------------------------------------------------------
 
     def valid_keys(self, lab: str) -> dict[str, GradeKey]:
-        """Student -> what their stored grade was computed from; error rows are left out,
-        so they are graded again."""
+        """Student -> what their stored grade was computed from. Machine errors are left
+        out, so they are graded again; a file the grader failed on stays failed until it,
+        the spec or the seed changes (grading it again would only fail again)."""
         rows = self.db.execute("SELECT student, file_hash, spec_version, spec_digest, seed FROM submissions "
-                               "WHERE lab = ? AND status = 'graded'", (lab,))
+                               "WHERE lab = ? AND (status = 'graded' OR machine = 0)", (lab,))
         return {student: GradeKey(*key) for student, *key in rows}
 
     def record_report(self, run_id: int, spec: Spec, seed: int, submission: Submission,
@@ -170,31 +205,36 @@ class Gradebook:
                  for position, t in enumerate(report.tests)])
 
     def record_error(self, run_id: int, spec: Spec, seed: int, submission: Submission,
-                     message: str, seconds: float) -> None:
-        """Store that the machine could not grade this submission (retried next run)."""
+                     message: str, seconds: float, machine: bool = True) -> None:
+        """Store that this submission could not be graded: because of the machine (retried
+        next run), or because grading this file failed (`machine=False`)."""
         with self._transaction():
-            self._replace(run_id, spec, seed, submission, "error", None, None, message, seconds)
+            self._replace(run_id, spec, seed, submission, "error", None, None, message, seconds, machine)
 
     def _replace(self, run_id: int, spec: Spec, seed: int, submission: Submission, status: str,
-                 score: float | None, max_score: float | None, error: str | None, seconds: float) -> None:
+                 score: float | None, max_score: float | None, error: str | None, seconds: float,
+                 machine: bool = True) -> None:
         key = (spec.lab, submission.student)
         self.db.execute("DELETE FROM tests WHERE lab = ? AND student = ?", key)
         self.db.execute("DELETE FROM submissions WHERE lab = ? AND student = ?", key)
         self.db.execute(
-            "INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO submissions (lab, student, file, file_hash, spec_version, spec_digest, seed, run_id, "
+            "status, score, max_score, error, seconds, graded_at, machine) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*key, submission.shown, submission.file_hash, spec.version, spec.digest, seed, run_id, status,
-             score, max_score, error, seconds, _now()))
+             score, max_score, error, seconds, _now(), int(machine)))
 
     def grades(self, lab: str, students: list[str]) -> list[StoredGrade]:
         """The stored grades of these students (those that have one), by student."""
         wanted = set(students)
         grades = []
-        rows = self.db.execute("SELECT student, file, status, run_id, seed, seconds, graded_at, error "
+        rows = self.db.execute("SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine "
                                "FROM submissions WHERE lab = ? ORDER BY student", (lab,))
-        for student, file, status, run_id, seed, seconds, graded_at, error in rows.fetchall():
+        for student, file, status, run_id, seed, seconds, graded_at, error, machine in rows.fetchall():
             if student in wanted:
                 report = self._report(lab, student, file, seconds) if status == "graded" else None
-                grades.append(StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error))
+                grades.append(StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error,
+                                          bool(machine)))
         return grades
 
     def _report(self, lab: str, student: str, file: str, seconds: float) -> GradeReport:

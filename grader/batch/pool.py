@@ -52,6 +52,7 @@ class JobResult:
     failure: str | None = None
     seconds: float = 0.0
     retryable: bool = False  # the worker died or the task raised: another attempt may succeed
+    machine: bool = False    # the task raised (a machine problem), as opposed to a death or an expired deadline
 
 
 def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
@@ -112,12 +113,14 @@ def default_workers() -> int:
 
 
 def run_jobs(jobs: list[Job], task: Callable[[Path], Any], workers: int, deadline: float,
-             on_result: Callable[[JobResult], None], on_tick: Callable[[int], None] = lambda running: None) -> None:
+             on_result: Callable[[JobResult], None],
+             on_tick: Callable[[list[float]], None] = lambda running: None) -> None:
     """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
     `on_result` in this process as each job ends. A job whose worker dies or whose task
     raises is retried (ATTEMPTS in all); one that runs longer than `deadline` seconds is
     stopped and reported at once (it would only hang again). `on_tick(running)` is called
-    while waiting. Every worker is stopped on return, Ctrl-C included."""
+    while waiting, with how long each running job has run so far. Every worker is stopped
+    on return, Ctrl-C included."""
     context = _context()
     queue = deque(jobs)
     pool: list[_Worker] = []
@@ -139,7 +142,8 @@ def run_jobs(jobs: list[Job], task: Callable[[Path], Any], workers: int, deadlin
                     queue.append(result.job)
                 else:
                     on_result(result)
-            on_tick(sum(1 for w in pool if w.job is not None))
+            now = time.monotonic()
+            on_tick([now - w.started for w in pool if w.job is not None])
     finally:
         for worker in pool:
             worker.stop()
@@ -180,7 +184,7 @@ def _collect(worker: _Worker, deadline: float) -> JobResult | None:
         else:
             if status == "ok":
                 return JobResult(job, value=value, seconds=seconds)
-            return JobResult(job, failure=str(value), seconds=seconds, retryable=True)
+            return JobResult(job, failure=str(value), seconds=seconds, retryable=True, machine=True)
     if not worker.process.is_alive():
         worker.process.join()
         return JobResult(job, failure=f"the grader process {exit_description(worker.process.exitcode)} "

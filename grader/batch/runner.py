@@ -4,6 +4,8 @@ gradebook records each one, then export everything the gradebook holds for the c
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,14 +13,17 @@ from typing import Any, TextIO
 
 from ..grading import new_seed
 from ..labs import Lab
+from ..results import GradeReport
 from ..spec import Spec
-from .discovery import Submission, discover
+from .discovery import Submission, clean_name, discover
 from .exports import write_exports
 from .gradebook import GradeKey, Gradebook
+from .lock import gradebook_lock
 from .pool import Job, JobResult, run_jobs
 from .progress import Progress
+from .scratch import make_run_folder, sweep_stale
 from .summary import ClassSummary, summarize
-from .task import GradeTask
+from .task import GradeTask, GradingFailed
 
 GRADEBOOK_NAME = "gradebook.sqlite"
 DEADLINE_MARGIN_SECONDS = 60.0  # beyond the spec's per-submission limit: kernel starts, judging, a busy machine
@@ -33,6 +38,7 @@ class BatchOptions:
     seed: int | None = None       # None: the seed of the last run of this spec, or a fresh one
     regrade: bool = False         # grade everything again (with a fresh seed unless `seed` is given)
     show_hidden: bool = False     # feedback shows hidden tests' details
+    command: tuple[str, ...] = ()  # the command line as typed, for the advice after an interrupt
 
 
 @dataclass
@@ -42,7 +48,9 @@ class BatchResult:
     found: int                    # submissions discovered in the folder
     graded_now: int               # graded (or failed to grade) by this run
     summary: ClassSummary
-    problems: list[str] = field(default_factory=list)  # folder entries left out, and why
+    problems: list[str] = field(default_factory=list)  # students' folder entries left out, and why
+    ignored: list[str] = field(default_factory=list)   # entries that are not submissions
+    killed_runs: list[int] = field(default_factory=list)  # earlier runs found dead, now marked killed
 
 
 def default_out(folder: Path) -> Path:
@@ -69,50 +77,87 @@ def needs_grading(submissions: list[Submission], stored: dict[str, GradeKey], sp
     return sorted(todo, key=lambda s: (s.path.suffix != ".ipynb", s.student))
 
 
+def resume_advice(options: BatchOptions, seed: int) -> str:
+    """What grades the rest after an interrupt. Not a `--regrade` command: that would start
+    over with a fresh seed; the same command without it keeps this run's seed (the last
+    run's) and grades only what is missing."""
+    if not options.regrade:
+        return "the same command grades the rest"
+    if options.command:
+        rest = [word for word in options.command if word != "--regrade"]
+        if "--seed" not in rest and not any(w.startswith("--seed=") for w in rest):
+            rest += ["--seed", str(seed)]
+        return f"to grade the rest with the same seed, run: {shlex.join(rest)}"
+    return f"to grade the rest with the same seed, run the same command without --regrade (seed {seed})"
+
+
 def run_batch(options: BatchOptions, lab: Lab, spec: Spec, stream: TextIO,
               task: Callable[[Path], Any] | None = None) -> BatchResult:
     """Grade the class folder; `stream` gets the progress, `task` (for tests) replaces the
     real grading. On Ctrl-C or any error the run is marked interrupted and the exception
-    goes on: what was graded is in the gradebook, and the same command continues."""
+    goes on: what was graded is in the gradebook, and the advice printed says what
+    continues it. Raises GradebookBusy when another live run holds the gradebook."""
     folder = options.folder.resolve()  # grader processes get absolute paths, whatever their working folder
+    with gradebook_lock(options.out):
+        sweep_stale()
+        scratch = make_run_folder()
+        try:
+            return _run_locked(options, folder, lab, spec, stream, task, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_locked(options: BatchOptions, folder: Path, lab: Lab, spec: Spec, stream: TextIO,
+                task: Callable[[Path], Any] | None, scratch: Path) -> BatchResult:
     discovery = discover(folder, options.id_pattern)
     book = Gradebook(options.out / GRADEBOOK_NAME)
     try:
+        killed = book.mark_killed()
         seed = choose_seed(book, spec, options.seed, options.regrade)
         lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
         todo = needs_grading(discovery.submissions, book.valid_keys(spec.lab), spec, seed, options.regrade)
         print(f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
               f"with {options.jobs} worker(s), seed {seed}", file=stream)
+        for run_id in killed:
+            print(f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept",
+                  file=stream)
         for problem in discovery.problems:
             print(f"  skipped {problem}", file=stream)
+        for entry in discovery.ignored:
+            print(f"  ignored {entry}", file=stream)
         run_id = book.start_run(spec, seed, options.jobs, folder)
         by_student = {s.student: s for s in todo}
-        progress = Progress(len(todo), stream, live=stream.isatty())
+        deadline = spec.limits.submission_seconds + DEADLINE_MARGIN_SECONDS
+        progress = Progress(len(todo), stream, live=stream.isatty(), limit=deadline)
 
         def record(result: JobResult) -> None:
             submission = by_student[result.job.key]
-            if result.failure is None:
+            if isinstance(result.value, GradeReport):
                 book.record_report(run_id, spec, seed, submission, result.value, result.seconds)
-                progress.finished(submission.student, f"{result.value.score:g}/{result.value.max_score:g}")
+                outcome = f"{result.value.score:g}/{result.value.max_score:g}"
             else:
-                book.record_error(run_id, spec, seed, submission, result.failure, result.seconds)
-                progress.finished(submission.student, f"not graded: {result.failure}")
+                failed = result.value.reason if isinstance(result.value, GradingFailed) else result.failure
+                reason = clean_name(failed or "no result")
+                book.record_error(run_id, spec, seed, submission, reason, result.seconds, machine=result.machine)
+                outcome = f"not graded: {reason}"
+            progress.finished(submission.student, outcome, result.seconds)
 
         try:
-            task = task or GradeTask(lab.name, spec, seed, hidden=(folder, options.out.resolve()))
-            run_jobs([Job(s.student, s.path) for s in todo], task, options.jobs,
-                     spec.limits.submission_seconds + DEADLINE_MARGIN_SECONDS, record, progress.tick)
+            task = task or GradeTask(lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch)
+            run_jobs([Job(s.student, s.path) for s in todo], task, options.jobs, deadline, record, progress.tick)
         except BaseException:
             progress.close()
             book.end_run(run_id, "interrupted")
             print(f"abgrade batch: interrupted after {progress.done} of {len(todo)}; every finished submission "
-                  "is in the gradebook, and the same command grades the rest", file=stream)
+                  f"is in the gradebook; {resume_advice(options, seed)}", file=stream)
             raise
         progress.close()
         book.end_run(run_id, "complete")
         grades = book.grades(spec.lab, [s.student for s in discovery.submissions])
         summary = summarize(spec.lab, grades)
-        write_exports(grades, summary, lab.bug_hints, options.out, options.show_hidden)
-        return BatchResult(run_id, seed, len(discovery.submissions), len(todo), summary, discovery.problems)
+        write_exports(grades, summary, lab.bug_hints, options.out, options.show_hidden,
+                      {s.student: s.name for s in discovery.submissions}, discovery.skipped)
+        return BatchResult(run_id, seed, len(discovery.submissions), len(todo), summary, discovery.problems,
+                           discovery.ignored, killed)
     finally:
         book.close()

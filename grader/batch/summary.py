@@ -16,7 +16,8 @@ TOP = 10
 class ClassSummary:
     lab: str
     scores: list[tuple[float, float]] = field(default_factory=list)   # (score, max) of each graded student
-    errors: list[tuple[str, str]] = field(default_factory=list)        # (student, why it could not be graded)
+    errors: list[tuple[str, str]] = field(default_factory=list)        # (student, the machine problem): retried
+    failed: list[tuple[str, str]] = field(default_factory=list)        # (student, why grading this file failed)
     histogram: list[tuple[str, int]] = field(default_factory=list)     # (percent range, students)
     failing_checks: list[tuple[str, int]] = field(default_factory=list)  # (test name, students failing it)
     diagnoses: list[tuple[str, int]] = field(default_factory=list)     # (classic bug, students)
@@ -36,7 +37,7 @@ def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSumma
     bugs: Counter[str] = Counter()
     for grade in grades:
         if grade.report is None:
-            summary.errors.append((grade.student, grade.error or "not graded"))
+            (summary.errors if grade.machine else summary.failed).append((grade.student, grade.error or "not graded"))
             continue
         report = grade.report
         summary.scores.append((report.score, report.max_score))
@@ -56,7 +57,8 @@ def _most_common(counter: Counter[str], top: int) -> list[tuple[str, int]]:
 
 def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
     """The text table printed at the end of a batch."""
-    lines = [f"Class summary, lab {summary.lab}: {len(summary.scores)} graded, {len(summary.errors)} not graded"]
+    not_graded = len(summary.errors) + len(summary.failed)
+    lines = [f"Class summary, lab {summary.lab}: {len(summary.scores)} graded, {not_graded} not graded"]
     if summary.scores:
         points = [s for s, _ in summary.scores]
         most = max(m for _, m in summary.scores)
@@ -77,6 +79,10 @@ def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
     if summary.errors:
         lines += ["", "  not graded (a machine problem, not the student's; run the same command again):"]
         lines += [f"    {student}: {why}" for student, why in summary.errors]
+    if summary.failed:
+        lines += ["", "  not graded (the grader failed on these files; kept until the file changes, "
+                      "--regrade tries again):"]
+        lines += [f"    {student}: {why}" for student, why in summary.failed]
     return "\n".join(lines)
 
 

@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     lab, spec = load_lab(args.lab, args.spec)
     out = args.out or default_out(args.folder)
     options = BatchOptions(folder=args.folder, out=out, jobs=args.jobs or default_workers(), id_pattern=pattern,
-                           seed=args.seed, regrade=args.regrade, show_hidden=args.show_hidden)
+                           seed=args.seed, regrade=args.regrade, show_hidden=args.show_hidden,
+                           command=("abgrade", *getattr(args, "argv", ("batch",))))
     result = run_batch(options, lab, spec, sys.stderr)
     print(summary_text(result.summary, lab.bug_hints))
     if result.problems:
@@ -54,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(f"    {problem}" for problem in result.problems))
     print(f"\n{result.graded_now} graded now, {result.found - result.graded_now} up to date; seed {result.seed}; "
           f"run {result.run_id}")
-    print(f"wrote {out}/grades.csv, feedback/ ({len(result.summary.scores) + len(result.summary.errors)} files), "
-          f"summary.txt, summary.svg; gradebook {out}/gradebook.sqlite")
-    return EXIT_FAILED if result.problems or result.summary.errors else EXIT_OK
+    if result.ignored:
+        print(f"\n  ignored {len(result.ignored)} entr{'y' if len(result.ignored) == 1 else 'ies'} that are not "
+              "submissions (listed above)")
+    summary = result.summary
+    print(f"wrote {out}/grades.csv, feedback/ ({len(summary.scores) + len(summary.errors) + len(summary.failed)} "
+          f"students), summary.txt, summary.svg; gradebook {out}/gradebook.sqlite")
+    return EXIT_FAILED if result.problems or summary.errors or summary.failed else EXIT_OK

@@ -3,11 +3,12 @@ repository's labs (listed in abgrade.yaml or given as arguments), for a student 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .common import EXIT_FAILED, EXIT_OK, UsageError
+from .common import EXIT_FAILED, EXIT_OK, UsageError, check_submission_path
 
 WORKFLOW_TEMPLATE = "abgrade-check.yml"
 WORKFLOW_PATH = Path(".github") / "workflows" / WORKFLOW_TEMPLATE
@@ -25,20 +26,30 @@ def register(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--init-ci", action="store_true",
                        help=f"write the GitHub Actions workflow to {WORKFLOW_PATH} and stop")
     check.add_argument("--force", action="store_true", help="with --init-ci: overwrite an existing workflow")
+    check.add_argument("--package", metavar="SPEC",
+                       help="with --init-ci: where the workflow's pip gets abgrade, a source the course controls: "
+                            "a git URL pinned to a tag or commit ('abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0') "
+                            "or the path of a wheel committed to the repository")
     check.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.init_ci:
-        return _init_ci(args.force)
+        return _init_ci(args.force, args.package)
+    if args.package:
+        raise UsageError("--package goes with --init-ci")
     from ..course.config import select_labs
     from ..course.junit import write_junit
     from ..course.visible import check_lab
     from ..report.terminal import summary
 
+    entries = [replace(entry, submission=_near(entry.submission))
+               for entry in select_labs(args.labs, args.config, Path.cwd())]
+    for entry in entries:  # every path first: a typo stops the check before anything runs
+        check_submission_path(entry.submission)
     reports = []
-    for entry in select_labs(args.labs, args.config, Path.cwd()):
-        report = check_lab(replace(entry, submission=_near(entry.submission)))
+    for entry in entries:
+        report = check_lab(entry)
         reports.append(report)
         print(summary(report, color=sys.stdout.isatty()))
         print()
@@ -61,13 +72,45 @@ def _near(path: Path) -> Path:
         return path
 
 
-def _init_ci(force: bool) -> int:
+PACKAGE_LINE = 'ABGRADE_PACKAGE: "SET-ME: abgrade check --init-ci --package SPEC"'
+PACKAGE_FIX = ("give a git URL pinned to a tag or commit, e.g. 'abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0', "
+               "or the path of a wheel committed to the repository, e.g. ./ci/abgrade-1.0.0-py3-none-any.whl")
+
+
+def package_problem(spec: str) -> str | None:
+    """Why `spec` is not a pinned source the course controls, or None. A bare name or a
+    version of it comes from the package index, where `abgrade` is not ours; an unpinned
+    git URL changes under the course's feet."""
+    if not spec.strip() or any(c in spec for c in "\"'\n\r$`\\"):
+        return "not a pip requirement (no quotes, newlines, $ or backslashes)"
+    location = spec.split(" @ ", 1)[-1].strip()
+    if "git+" in location:
+        rest = location.split("://", 1)[-1]
+        path = rest.split("/", 1)[1] if "/" in rest else ""
+        if "@" not in path or not path.rsplit("@", 1)[1].split("#")[0]:
+            return "a git URL without a tag or commit; pin it (.../abgrade@v1.0.0 or .../abgrade@COMMIT)"
+        return None
+    if location.endswith((".whl", ".tar.gz", ".zip")):
+        return None  # a wheel in the repository, or a release file at a URL
+    return "a name on the package index, which is not a source your course controls (anyone may register it)"
+
+
+def _init_ci(force: bool, package: str | None) -> int:
     from ..course.template_files import template_text
 
+    if package is not None and (problem := package_problem(package)):
+        raise UsageError(f"--package {package}: {problem}; {PACKAGE_FIX}")
     if WORKFLOW_PATH.exists() and not force:
         raise UsageError(f"{WORKFLOW_PATH} already exists; use --force to overwrite it")
+    text = template_text(WORKFLOW_TEMPLATE)
+    assert PACKAGE_LINE in text
+    if package is not None:
+        text = text.replace(PACKAGE_LINE, f"ABGRADE_PACKAGE: {json.dumps(package)}")  # JSON strings are YAML
     WORKFLOW_PATH.parent.mkdir(parents=True, exist_ok=True)
-    WORKFLOW_PATH.write_text(template_text(WORKFLOW_TEMPLATE))
-    print(f"wrote {WORKFLOW_PATH}: set ABGRADE_PACKAGE in it to where pip gets abgrade, "
-          f"and list the labs in abgrade.yaml")
+    WORKFLOW_PATH.write_text(text)
+    if package is None:
+        print(f"wrote {WORKFLOW_PATH}; it fails until you set ABGRADE_PACKAGE in it (or run again with "
+              f"--package SPEC --force): {PACKAGE_FIX}. List the labs in abgrade.yaml.")
+    else:
+        print(f"wrote {WORKFLOW_PATH}: it installs {package}; list the labs in abgrade.yaml")
     return EXIT_OK

@@ -15,6 +15,22 @@ class UsageError(Exception):
     """A command-line mistake: printed as one line, exit code 2."""
 
 
+SUBMISSION_SUFFIXES = (".py", ".ipynb")  # grading.SUPPORTED_SUFFIXES, without importing the pipeline
+
+
+def check_submission_path(path: Path) -> None:
+    """A submission named on the command line must be a .py or .ipynb file: anything else
+    is the user's typo, said in one line with the fix (exit code 2), not a graded result
+    with every test "not run"."""
+    fix = "give the path of your .py or .ipynb"
+    if not path.exists():
+        raise UsageError(f"{path}: no such file; {fix}")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a folder; {fix} file in it")
+    if path.suffix not in SUBMISSION_SUFFIXES:
+        raise UsageError(f"{path}: not a .py or .ipynb file; {fix}")
+
+
 def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
     """The lab's adapter and its spec (the bundled one unless `spec_file` is given)."""
     from ..labs import get_lab

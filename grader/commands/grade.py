@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FAILED, EXIT_OK, load_lab
+from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -18,7 +18,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="write a self-contained HTML report here (pictures of each case)")
     grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
-    grade.add_argument("--quiet", action="store_true", help="print only the score line")
+    grade.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
     grade.add_argument("--verbose", "-v", action="store_true", help="show every failure in full (default: <= 40 lines)")
     grade.set_defaults(run=run)
 
@@ -26,6 +26,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..sandbox.session import open_session
 
+    check_submission_path(args.submission)
     # start the student's worker first: its start-up overlaps loading the lab and the spec
     early = open_session(args.submission) if args.submission.suffix == ".py" and args.submission.is_file() else None
     try:

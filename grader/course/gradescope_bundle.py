@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..commands.common import load_lab
+from ..commands.common import UsageError, load_lab
 from ..paths import IS_CHECKOUT, PROJECT_DIR
 from .template_files import template_text
 
@@ -31,10 +31,21 @@ class BundleError(Exception):
     """The bundle could not be built (no source to build the wheel from, pip failed)."""
 
 
+class SpecDisagrees(UsageError):
+    """A stored expectation of the spec is not what the reference computes (exit code 2)."""
+
+
 def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, wheel: Path | None = None) -> Path:
-    """Write the autograder zip for `lab_name` to `output`. The lab and spec are loaded
-    first, so that a broken spec fails here and not on Gradescope."""
-    load_lab(lab_name, spec_file)
+    """Write the autograder zip for `lab_name` to `output`. The lab and spec are loaded and
+    verified first (as `abgrade specs verify` does: every stored expectation recomputed with
+    the reference), so that a broken spec or a wrong expectation fails here, not on every
+    student's submission on Gradescope."""
+    lab, spec = load_lab(lab_name, spec_file)
+    problems = lab.verify(spec)
+    if problems:
+        raise SpecDisagrees(f"{spec.path}: {len(problems)} stored expectation(s) disagree with the reference; "
+                            "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  "
+                            + "\n  ".join(problems))
     settings = {"lab": lab_name, "spec": BUNDLED_SPEC if spec_file else None}
     with tempfile.TemporaryDirectory(prefix="abgrade-bundle-") as temp:
         wheel = wheel or build_wheel(PROJECT_DIR if IS_CHECKOUT else None, Path(temp))
