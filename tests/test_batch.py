@@ -61,10 +61,10 @@ def write_batch_spec(folder: Path) -> Path:
     """The tight-limits tree spec (three fixed cases, 1 s per case) with three hidden random
     cases and a 3 s budget per submission, so that a hang costs seconds, not minutes."""
     spec = yaml.safe_load((FIXTURES / "specs" / "tree_tight_limits.yaml").read_text())
-    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 1024}
+    spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 512}
     spec["checks"]["random"] = {"points": 1, "visibility": "hidden"}
     spec["random"] = {"count": 3, "branching": [1, 3], "depth": [2, 4], "values": "int",
-                      "value_range": [-9, 9], "tie_rate": 0.3}
+                      "value_range": [-9, 9], "tie_rate": 0.3, "scale": 1000}
     path = folder / "batch_spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
@@ -1028,3 +1028,20 @@ def test_the_advice_after_ctrl_c_of_a_regrade_grades_the_rest_with_the_same_seed
     assert rest.returncode == 0, rest.stderr
     assert f"{len(tree_class.fixture_of) - kept} to grade" in rest.stderr
     assert rows(out, "SELECT DISTINCT seed FROM submissions") == [(seed,)]
+
+
+@pytest.mark.slow
+def test_feedback_names_failing_notebook_cells_even_at_full_marks(tmp_path: Path) -> None:
+    """A notebook whose import cell fails but whose search is right: full marks, and the
+    feedback (kept in the gradebook, so a resumed run exports it too) says which cell failed."""
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    notebook_from_py(FIXTURES / "tree" / "correct_seed_style.py", folder / "ada.ipynb",
+                     before=["import a_module_nobody_has"])
+    done = abgrade_batch(folder, out, spec=FIXTURES / "specs" / "tree_minimal.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    feedback = (out / "feedback" / "ada.md").read_text()
+    assert "Every test passed." in feedback
+    assert "## While loading your submission" in feedback and "ModuleNotFoundError" in feedback
+    again = abgrade_batch(folder, out, spec=FIXTURES / "specs" / "tree_minimal.yaml")  # nothing regraded
+    assert again.returncode == 0 and (out / "feedback" / "ada.md").read_text() == feedback

@@ -274,3 +274,18 @@ def test_skeleton_loads_and_fails_everything_else_with_not_implemented(grade, sk
 def test_reference_solution_gets_full_marks(grade):
     report = grade(SOLUTIONS_DIR / "tree.py")
     assert report.score == report.max_score
+
+
+def test_a_student_process_the_machine_cannot_start_is_said_in_one_line(monkeypatch, capsys) -> None:
+    """The worker dies before it reports being confined (here: the isolation prefix is a
+    command that fails at once): retried, then exit 3 with one line, never blamed on the
+    submission and never a traceback."""
+    from grader.cli import main
+    from grader.sandbox import isolation
+
+    monkeypatch.setattr(isolation.Isolation, "prefix", lambda self: ["false"])
+    code = main(["grade", str(TREE_SUBMISSIONS / "correct_fail_hard.py"), "--lab", "tree"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.startswith("abgrade: this machine could not start the student's process (not the submission's fault")
+    assert len(err.splitlines()) == 1 and "3 attempts" in err

@@ -25,10 +25,12 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
               "| check | score | max | |", "| --- | ---: | ---: | --- |"]
     for kind, (got, most) in report.subtotals().items():
         lines.append(f"| {md(kind)} | {got:g} | {most:g} | {'ok' if got == most else 'FAIL'} |")
-    failed = [t for t in report.tests if not t.passed]
+    if report.load_notes:  # failing or skipped notebook cells: shown even when every test passed
+        lines += ["", "## While loading your submission", ""] + [f"- {md(note)}" for note in report.load_notes]
+    failed = [t for t in report.tests if not t.passed and not t.not_run]
     shown = [t for t in failed if show_hidden or t.visibility == "visible"]
     withheld = [t for t in failed if not (show_hidden or t.visibility == "visible")]
-    if not failed:
+    if not failed and not report.not_run:
         lines += ["", "Every test passed."]
     if shown:
         lines += ["", "## Failed tests"]
@@ -37,6 +39,8 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
         lines += ["", f"### ✗ {_points(first)}", "", fenced(output)]
         if same:
             lines += ["", "The same for: " + ", ".join(_points(t) for t in same) + "."]
+    if report.not_run:
+        lines += ["", f"{len(report.not_run)} tests not run: the submission did not load (see the load test)."]
     if withheld:
         lines += ["", "## Tests not public yet", "",
                   "These failed; their details are withheld for now: "

@@ -17,7 +17,8 @@ from ..results import GradeReport, TestResult
 from ..spec import Spec
 from .discovery import Submission
 
-SCHEMA_VERSION = "2"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+SCHEMA_VERSION = "3"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+# 3: a submission keeps its report's notes and load notes, a test whether it ran at all
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -56,6 +57,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     seconds      REAL NOT NULL,
     graded_at    TEXT NOT NULL,
     machine      INTEGER NOT NULL DEFAULT 1,  -- an error: 1 the machine failed (retried), 0 grading this file failed
+    notes        TEXT NOT NULL DEFAULT '{}',  -- JSON: the report's notes and load notes (failing cells, ...)
     PRIMARY KEY (lab, student)
 );
 CREATE TABLE IF NOT EXISTS tests (
@@ -72,6 +74,7 @@ CREATE TABLE IF NOT EXISTS tests (
     output     TEXT NOT NULL,
     diagnoses  TEXT NOT NULL,
     details    TEXT,
+    not_run    INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (lab, student, position),
     FOREIGN KEY (lab, student) REFERENCES submissions(lab, student)
 );
@@ -123,6 +126,8 @@ class Gradebook:
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",):
             self._migrate_from_1()
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",):
+            self._migrate_from_2()
 
     def _migrate_from_1(self) -> None:
         """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
@@ -136,9 +141,16 @@ class Gradebook:
                 self.db.execute("DROP TABLE runs")
                 self.db.execute("ALTER TABLE runs_2 RENAME TO runs")
                 self.db.execute("ALTER TABLE submissions ADD COLUMN machine INTEGER NOT NULL DEFAULT 1")
-                self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+                self.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         finally:
             self.db.execute("PRAGMA foreign_keys=ON")
+
+    def _migrate_from_2(self) -> None:
+        """Schema 2 lacks the notes of a submission and the not-run flag of a test."""
+        with self._transaction():
+            self.db.execute("ALTER TABLE submissions ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'")
+            self.db.execute("ALTER TABLE tests ADD COLUMN not_run INTEGER NOT NULL DEFAULT 0")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         self.db.close()
@@ -196,12 +208,13 @@ class Gradebook:
                       report: GradeReport, seconds: float) -> None:
         """Store a graded submission and its tests, replacing any older grade."""
         with self._transaction():
-            self._replace(run_id, spec, seed, submission, "graded", report.score, report.max_score, None, seconds)
+            self._replace(run_id, spec, seed, submission, "graded", report.score, report.max_score, None, seconds,
+                          notes={"notes": report.notes, "load_notes": report.load_notes})
             self.db.executemany(
-                "INSERT INTO tests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO tests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(spec.lab, submission.student, position, t.name, t.kind, t.case, t.score, t.max_score,
                   int(t.passed), t.visibility, t.output, json.dumps(t.diagnoses),
-                  None if t.details is None else json.dumps(t.details))
+                  None if t.details is None else json.dumps(t.details), int(t.not_run))
                  for position, t in enumerate(report.tests)])
 
     def record_error(self, run_id: int, spec: Spec, seed: int, submission: Submission,
@@ -213,35 +226,37 @@ class Gradebook:
 
     def _replace(self, run_id: int, spec: Spec, seed: int, submission: Submission, status: str,
                  score: float | None, max_score: float | None, error: str | None, seconds: float,
-                 machine: bool = True) -> None:
+                 machine: bool = True, notes: dict | None = None) -> None:
         key = (spec.lab, submission.student)
         self.db.execute("DELETE FROM tests WHERE lab = ? AND student = ?", key)
         self.db.execute("DELETE FROM submissions WHERE lab = ? AND student = ?", key)
         self.db.execute(
             "INSERT INTO submissions (lab, student, file, file_hash, spec_version, spec_digest, seed, run_id, "
-            "status, score, max_score, error, seconds, graded_at, machine) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "status, score, max_score, error, seconds, graded_at, machine, notes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*key, submission.shown, submission.file_hash, spec.version, spec.digest, seed, run_id, status,
-             score, max_score, error, seconds, _now(), int(machine)))
+             score, max_score, error, seconds, _now(), int(machine), json.dumps(notes or {})))
 
     def grades(self, lab: str, students: list[str]) -> list[StoredGrade]:
         """The stored grades of these students (those that have one), by student."""
         wanted = set(students)
         grades = []
-        rows = self.db.execute("SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine "
-                               "FROM submissions WHERE lab = ? ORDER BY student", (lab,))
-        for student, file, status, run_id, seed, seconds, graded_at, error, machine in rows.fetchall():
+        rows = self.db.execute("SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine, "
+                               "notes FROM submissions WHERE lab = ? ORDER BY student", (lab,))
+        for student, file, status, run_id, seed, seconds, graded_at, error, machine, notes in rows.fetchall():
             if student in wanted:
-                report = self._report(lab, student, file, seconds) if status == "graded" else None
+                report = self._report(lab, student, file, seconds, json.loads(notes)) if status == "graded" else None
                 grades.append(StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error,
                                           bool(machine)))
         return grades
 
-    def _report(self, lab: str, student: str, file: str, seconds: float) -> GradeReport:
+    def _report(self, lab: str, student: str, file: str, seconds: float, notes: dict) -> GradeReport:
         rows = self.db.execute("SELECT name, kind, case_name, max_score, passed, visibility, output, diagnoses, "
-                               "details FROM tests WHERE lab = ? AND student = ? ORDER BY position", (lab, student))
+                               "details, not_run FROM tests WHERE lab = ? AND student = ? ORDER BY position",
+                               (lab, student))
         tests = [TestResult(name=name, kind=kind, max_score=most, passed=bool(passed), output=output,
                             visibility=visibility, case=case, diagnoses=json.loads(diagnoses),
-                            details=None if details is None else json.loads(details))
-                 for name, kind, case, most, passed, visibility, output, diagnoses, details in rows]
-        return GradeReport(lab=lab, submission=file, tests=tests, execution_time=seconds)
+                            details=None if details is None else json.loads(details), not_run=bool(not_run))
+                 for name, kind, case, most, passed, visibility, output, diagnoses, details, not_run in rows]
+        return GradeReport(lab=lab, submission=file, tests=tests, execution_time=seconds,
+                           notes=list(notes.get("notes", [])), load_notes=list(notes.get("load_notes", [])))

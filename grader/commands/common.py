@@ -8,7 +8,10 @@ if TYPE_CHECKING:  # imported when used: `abgrade` starts without loading the la
     from ..labs import Lab
     from ..spec import Spec
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MACHINE = 0, 1, 2, 3
+# raised by the sandbox when the machine, not the submission, failed (matched by name: the
+# CLI starts without importing the sandbox)
+MACHINE_ERRORS = ("KernelStartError", "WorkerStartError")
 
 
 class UsageError(Exception):
