@@ -1045,3 +1045,20 @@ def test_feedback_names_failing_notebook_cells_even_at_full_marks(tmp_path: Path
     assert "## While loading your submission" in feedback and "ModuleNotFoundError" in feedback
     again = abgrade_batch(folder, out, spec=FIXTURES / "specs" / "tree_minimal.yaml")  # nothing regraded
     assert again.returncode == 0 and (out / "feedback" / "ada.md").read_text() == feedback
+
+
+def test_picture_shows_the_diagnoses_with_their_hints_and_skips_tests_that_never_ran():
+    """summary.svg draws the likely causes (README: "most frequent failing checks and
+    diagnoses"), and a student whose code never loaded adds to `load` only."""
+    buggy = GradedTest("seed: pruned", "pruned", 1, False, diagnoses=["strict_cutoff"])
+    broken = [GradedTest("load", "load", 1, False),
+              GradedTest("seed: value", "value", 1, False, not_run=True)]
+    summary = summarize("tree", [stored("ann", [buggy]), stored("bob", [buggy]), stored("cy", broken)])
+    assert summary.failing_checks == [("seed: pruned", 2), ("load", 1)]
+    svg = ElementTree.fromstring(class_picture(summary, {"strict_cutoff": "cuts off only when alpha > beta"}))
+    causes = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#8064a2"]
+    assert len(causes) == 1
+    assert causes[0].find("{http://www.w3.org/2000/svg}title").text == (
+        "strict_cutoff: 2 students. cuts off only when alpha > beta")
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "Likely causes: classic bugs diagnosed (students)" in texts and "strict_cutoff" in texts

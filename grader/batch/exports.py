@@ -108,4 +108,4 @@ def write_exports(grades: list[StoredGrade], summary: ClassSummary, hints: dict[
     write_grades_csv(grades, out / "grades.csv", names, skipped)
     write_feedback(grades, summary.lab, out / "feedback", show_hidden, hints)
     (out / "summary.txt").write_text(summary_text(summary, hints) + "\n")
-    (out / "summary.svg").write_text(class_picture(summary))
+    (out / "summary.svg").write_text(class_picture(summary, hints))

@@ -1,6 +1,6 @@
 """The class summary as a picture, written as SVG by hand (no plotting library): a
-histogram of scores over tenths of the maximum, and a bar chart of the checks that fail
-for the most students."""
+histogram of scores over tenths of the maximum, a bar chart of the checks that fail for
+the most students, and one of the likely causes (diagnosed classic bugs) with their hints."""
 from __future__ import annotations
 
 from html import escape  # XML-safe too, and lighter to import than xml.sax.saxutils
@@ -13,7 +13,7 @@ HISTOGRAM_HEIGHT = 180
 ROW_HEIGHT = 24
 LABEL_WIDTH = 300
 LABEL_CHARS = 42  # what fits in LABEL_WIDTH at 12 px
-SCORE_COLOR, FULL_COLOR, FAIL_COLOR, INK = "#4a7ebb", "#3c9a5f", "#c0504d", "#333333"
+SCORE_COLOR, FULL_COLOR, FAIL_COLOR, CAUSE_COLOR, INK = "#4a7ebb", "#3c9a5f", "#c0504d", "#8064a2", "#333333"
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, weight: str = "normal") -> str:
@@ -44,28 +44,40 @@ def _histogram(summary: ClassSummary, top: float) -> list[str]:
     return parts
 
 
-def _failing_checks(summary: ClassSummary, top: float) -> list[str]:
-    parts = [_text(MARGIN, top, "Most frequent failing checks (students)", size=14, weight="bold")]
-    if not summary.failing_checks:
-        return parts + [_text(MARGIN, top + 24, "none: every graded student passed every check")]
-    widest = max(count for _, count in summary.failing_checks)
+def _bars(title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str,
+          hints: dict[str, str] | None = None) -> list[str]:
+    """A titled horizontal bar chart of (label, students); `hints` become the bars' tooltips."""
+    parts = [_text(MARGIN, top, title, size=14, weight="bold")]
+    if not rows:
+        return parts + [_text(MARGIN, top + 24, empty)]
+    widest = max(count for _, count in rows)
     room = WIDTH - 2 * MARGIN - LABEL_WIDTH - 40
-    for row, (name, count) in enumerate(summary.failing_checks):
+    for row, (name, count) in enumerate(rows):
         y = top + 12 + row * ROW_HEIGHT
         length = room * count / widest
         label = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 3] + "..."
+        tooltip = f"{name}: {count} students" + (f". {hints[name]}" if hints and hints.get(name) else "")
         parts.append(_text(MARGIN + LABEL_WIDTH - 8, y + 15, label, "end"))
-        parts.append(_rect(MARGIN + LABEL_WIDTH, y + 3, length, ROW_HEIGHT - 6, FAIL_COLOR, f"{name}: {count} students"))
+        parts.append(_rect(MARGIN + LABEL_WIDTH, y + 3, length, ROW_HEIGHT - 6, color, tooltip))
         parts.append(_text(MARGIN + LABEL_WIDTH + length + 6, y + 15, str(count)))
     return parts
 
 
-def class_picture(summary: ClassSummary) -> str:
-    """The whole SVG document."""
+def _height(rows: list) -> float:
+    return 24 + max(1, len(rows)) * ROW_HEIGHT + 32
+
+
+def class_picture(summary: ClassSummary, hints: dict[str, str] | None = None) -> str:
+    """The whole SVG document; `hints`: the lab's one-line hint per diagnosis."""
     checks_top = MARGIN + 24 + HISTOGRAM_HEIGHT + 56
-    height = checks_top + 24 + max(1, len(summary.failing_checks)) * ROW_HEIGHT + MARGIN
+    causes_top = checks_top + _height(summary.failing_checks)
+    height = causes_top + _height(summary.diagnoses) + MARGIN
     title = f"abgrade class summary, lab {summary.lab}"
-    body = _histogram(summary, MARGIN) + _failing_checks(summary, checks_top)
+    body = (_histogram(summary, MARGIN)
+            + _bars("Most frequent failing checks (students)", summary.failing_checks, checks_top,
+                    "none: every graded student passed every check", FAIL_COLOR)
+            + _bars("Likely causes: classic bugs diagnosed (students)", summary.diagnoses, causes_top,
+                    "none diagnosed", CAUSE_COLOR, hints))
     return "\n".join([
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" aria-label="{escape(title)}">',

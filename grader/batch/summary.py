@@ -42,7 +42,9 @@ def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSumma
         report = grade.report
         summary.scores.append((report.score, report.max_score))
         bins[score_bin(report.score, report.max_score)] += 1
-        failing.update({t.name for t in report.tests if not t.passed})
+        # tests that never ran (the submission did not load) are not failing checks: the
+        # `load` test says why, once per student
+        failing.update({t.name for t in report.tests if not t.passed and not t.not_run})
         bugs.update({d for t in report.tests for d in t.diagnoses})
     summary.histogram = list(zip(BIN_LABELS, bins))
     summary.failing_checks = _most_common(failing, top)
