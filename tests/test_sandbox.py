@@ -243,3 +243,23 @@ def test_the_number_of_processes_is_capped_and_all_are_killed(tmp_path, monkeypa
     assert 0 < started < 64  # the spec's default limit: 64 processes and threads
     assert report.score == report.max_score
     assert _left_over(unique) == []
+
+
+@pytest.mark.parametrize("level", ["namespaces", "process"])
+def test_an_honest_submission_can_write_files_with_relative_paths(tmp_path, monkeypatch, level):
+    """The work folder is the student's writable current directory (issue: a relative
+    path used to hit the read-only file system)."""
+    if level == "namespaces" and not HAVE_NAMESPACES:
+        pytest.skip("no namespaces here")
+    source = (HOSTILE / "network.py").read_text().split("\n\n\n", 1)[1]  # its correct alphabeta
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "writes_notes.py").write_text(
+        "import os\nfrom math import inf\ngraph = {}\nterminal_nodes = {}\n"
+        "os.makedirs('cache', exist_ok=True)\n"
+        "with open('cache/notes.txt', 'w') as handle:\n    handle.write('kept')\n"
+        "print('RELATIVE', open('cache/notes.txt').read(), os.getcwd() == os.environ['HOME'])\n\n\n" + source)
+    monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVELS[level])
+    report = grade_submission(folder / "writes_notes.py", get_lab("tree"), load_spec(SPEC), seed=1)
+    assert report.score == report.max_score
+    assert "RELATIVE kept True" in report.student_output
