@@ -89,15 +89,46 @@ def bare_pool(kind: str, folder: Path, workers: int, cases: Path) -> float:
     return time.perf_counter() - started
 
 
+def grader_memory(root: int) -> int:
+    """Resident bytes of `root` and its descendants that run as this user: the grader
+    processes of a batch (student processes run as other uids when the grader is root)."""
+    parent, rss, uid = {}, {}, {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+            parent[int(entry.name)] = int(fields["PPid"])
+            rss[int(entry.name)] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+            uid[int(entry.name)] = int(fields["Uid"].split()[0])
+        except (OSError, ValueError, KeyError):
+            continue
+    tree, added = {root}, True
+    while added:
+        new = {pid for pid, ppid in parent.items() if ppid in tree and pid not in tree}
+        tree |= new
+        added = bool(new)
+    return sum(rss.get(pid, 0) for pid in tree if uid.get(pid) == os.getuid())
+
+
+PEAKS: dict[tuple[str, int], list[int]] = {}
+
+
 def abgrade_batch(folder: Path, workers: int, out: Path) -> float:
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree",
-                           "--jobs", str(workers), "--seed", str(SEED), "--out", str(out)],
-                          capture_output=True, text=True, cwd=PROJECT)
+    process = subprocess.Popen([sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree",
+                                "--jobs", str(workers), "--seed", str(SEED), "--out", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=PROJECT)
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, grader_memory(process.pid))
+        time.sleep(0.05)
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"abgrade batch failed:\n{done.stderr[-2000:]}")
+    PEAKS.setdefault((folder.name, workers), []).append(peak)
+    if process.returncode != 0:
+        raise SystemExit(f"abgrade batch failed:\n{process.stderr.read()[-2000:]}")
     return seconds
 
 
@@ -132,6 +163,9 @@ def main() -> None:
     for kind in ("py", "ipynb"):
         one, two = (batch for k, _, batch, _ in rows if k == kind)
         print(f"  .{kind}: 2 workers are {one / two:.2f}x one (goal: >= 1.6x)")
+    for (kind, workers), peaks in sorted(PEAKS.items()):
+        print(f"  .{kind}, {workers} workers: peak resident memory of all grader processes "
+              f"{max(peaks) / 2**20:.0f} MB (goal for notebooks with 2 workers: < 1024 MB)")
     print("  batch speed: the batch's rate over the bare pool's (>= 1.00x: no slower); bare pool: nbclient")
     print("  execute for notebooks, a plain python process making the grader's calls for .py")
 
