@@ -228,9 +228,9 @@ def _name_cells(cells):
         pass
 
 
-def serve(channel, setup, handler, namespace=None):
+def serve(channel, setup, handler, namespace=None, extra=None):
     """Load the submission (or take the namespace a notebook kernel already filled),
-    report what was found, then answer case requests until EOF. The original
+    report what was found (plus `extra`), then answer case requests until EOF. The original
     stdout/stderr are flushed after every step, so a kill loses no output."""
     streams = (sys.stdout, sys.stderr)
     sys.stdin = open(os.devnull)  # input() fails at once instead of waiting
@@ -249,6 +249,7 @@ def serve(channel, setup, handler, namespace=None):
         "error": error,
         "api": describe_api(namespace, setup["api"]),
         "seconds": _perf() - start,
+        **(extra or {}),
     })
     while True:
         request = channel.receive()

@@ -37,6 +37,7 @@ from .worker import exit_description, kill_group, scrubbed_env
 
 _BOOTSTRAP = "\n".join((Path(__file__).parent / name).read_text()
                        for name in ("probe_install.py", "kernel_bootstrap.py"))
+_CAP_SOURCE = (Path(__file__).parent / "kernel_bootstrap.py").read_text()
 INTERRUPT_GRACE_SECONDS = 3.0
 PROBE_CONNECT_SECONDS = 15.0     # from the moment the kernel starts running the bootstrap
 OBSERVER_START_SECONDS = 5.0     # the observer's start-up may use this much past the load limit
@@ -67,7 +68,7 @@ class OutputBudget:
     def note(self) -> str | None:
         if not self.dropped:
             return None
-        return f"output limit: {self.kept} bytes shown, {self.dropped} more dropped"
+        return f"output limit: {self.kept:,} bytes shown, {self.dropped:,} more dropped"
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,28 @@ def _size(content: Any) -> int:
         else:
             total += 8
     return total
+
+
+def genuine_peer(peer: socket.socket, secret: str, until: float, uid: int | None) -> bool:
+    """Whether a peer on the observer socket is this worker's kernel: it runs as the
+    student's user `uid` (when known, by SO_PEERCRED) and says `secret` before `until`."""
+    try:
+        if uid is not None:
+            creds = peer.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            if struct.unpack("3i", creds)[1] != uid:
+                return False
+        expected = secret.encode("ascii") + b"\n"
+        said = b""
+        while len(said) < len(expected) and b"\n" not in said:
+            peer.settimeout(max(0.001, until - time.monotonic()))
+            chunk = peer.recv(len(expected) - len(said))
+            if not chunk:
+                return False
+            said += chunk
+        peer.settimeout(None)
+        return hmac.compare_digest(said, expected)
+    except OSError:  # timeouts included
+        return False
 
 
 @functools.cache
@@ -177,7 +200,9 @@ class KernelWorker:
                                      connection_file=str(self.private / "kernel.json"))
         self.km.client_factory = kernel_client
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"]
+        cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False",
+                f"--IPKernelApp.exec_lines={cap_output}"]
         self.km._kernel_spec = KernelSpec(argv=isolation.wrap(argv, writable=[workdir, self.private], hidden=hidden),
                                           display_name="Python 3", language="python")
         self.budget = OutputBudget(limits.output_bytes)
@@ -292,7 +317,12 @@ class KernelWorker:
             return failure
         fd = self._connection.fileno()
         self.channel = FramedChannel(fd, fd, self._kill_kernel, self._died)
-        return self.channel.receive(max(0.0, deadline - time.monotonic()))
+        reply = self.channel.receive(max(0.0, deadline - time.monotonic()))
+        if isinstance(reply, dict) and isinstance(reply.get("output"), dict):
+            dropped = reply["output"].get("dropped")  # what the kernel itself held back
+            if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0:
+                self.budget.dropped += dropped
+        return reply
 
     def _accept_genuine(self, server: socket.socket, secret: str, deadline: float) -> socket.socket | WorkerFailure:
         while True:
@@ -318,30 +348,9 @@ class KernelWorker:
                 peer, _ = server.accept()
             except OSError:
                 continue
-            if self._genuine(peer, secret, min(limit, time.monotonic() + SECRET_WAIT_SECONDS)):
+            if genuine_peer(peer, secret, min(limit, time.monotonic() + SECRET_WAIT_SECONDS), self.student_uid):
                 return peer
             peer.close()
-
-    def _genuine(self, peer: socket.socket, secret: str, until: float) -> bool:
-        """The peer runs as the student's user (when known) and says the secret in time."""
-        try:
-            if self.student_uid is not None:
-                creds = peer.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-                _, uid, _ = struct.unpack("3i", creds)
-                if uid != self.student_uid:
-                    return False
-            expected = secret.encode("ascii") + b"\n"
-            said = b""
-            while len(said) < len(expected) and b"\n" not in said:
-                peer.settimeout(max(0.001, until - time.monotonic()))
-                chunk = peer.recv(len(expected) - len(said))
-                if not chunk:
-                    return False
-                said += chunk
-            peer.settimeout(None)
-            return hmac.compare_digest(said, expected)
-        except OSError:  # timeouts included
-            return False
 
     def _bootstrap_error(self) -> str | None:
         """`ename: evalue` when the kernel answered the bootstrap with an error."""
