@@ -47,7 +47,7 @@ _write = os.write
 _isinstance = isinstance
 INF = float("inf")
 STUDENT_DIRS = []  # frames from files under these folders belong to the student
-FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell 4")
+FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell In [4]")
 
 
 class Channel:
@@ -219,11 +219,11 @@ def _flush_output(streams):
 
 
 def _name_cells(cells):
-    """In a notebook kernel, map each cell's compiled file name to "cell N"."""
+    """In a notebook kernel, map each cell's compiled file name to "cell In [N]" (as Jupyter numbers it)."""
     try:
         compiler = get_ipython().compile  # noqa: F821 - defined inside IPython
         for number, source in cells:
-            FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell %d" % number
+            FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell In [%d]" % number
     except BaseException:  # noqa: BLE001 - plain file names are fine too
         pass
 

@@ -86,7 +86,7 @@ class CellIncident:
         where = f"cell In [{self.number}]"
         return {
             "raised": f"{where} raised {self.detail}",
-            "interrupted": f"{where} ran past its {self.detail} limit and was interrupted (KeyboardInterrupt)",
+            "interrupted": f"{where} {self.detail} and was interrupted (KeyboardInterrupt)",
             "skipped": f"{where} {self.detail}; it was skipped and the notebook run again without it",
             "not_run": f"{where} was not run: {self.detail}",
         }[self.kind]
@@ -224,7 +224,9 @@ class KernelWorker:
         self._bootstrap_id: str | None = None
         self._bootstrap_running: float | None = None  # when the kernel began running the bootstrap
         self.closed = False
+        started = time.monotonic()
         self._start_kernel(workdir)
+        self.start_seconds = time.monotonic() - started  # the machine's time, not the student's
 
     def _start_kernel(self, workdir: Path) -> None:
         last: Exception | None = None
@@ -271,8 +273,8 @@ class KernelWorker:
                 self.client.execute_cell(self.client.nb.cells[index], index)
             except DeadKernelError:
                 self.killed_cell = number
-                self.incidents.append(CellIncident(number, "skipped", f"ran past its {limit:g} s limit and ignored "
-                                                   "the interrupt" if fired.is_set() else "killed the kernel"))
+                self.incidents.append(CellIncident(number, "skipped", f"{self._past(limit)} and ignored the interrupt"
+                                                   if fired.is_set() else "killed the kernel"))
             except Exception as exc:  # noqa: BLE001 - nbclient timeouts and protocol errors
                 self.killed_cell = number
                 self.incidents.append(CellIncident(number, "skipped", f"could not be run ({type(exc).__name__}: "
@@ -285,11 +287,16 @@ class KernelWorker:
             for output in self.client.nb.cells[index].get("outputs", []):
                 if output.get("output_type") == "error":
                     if output.get("ename") == "KeyboardInterrupt" and spent >= limit:
-                        self.incidents.append(CellIncident(number, "interrupted", f"{limit:g} s"))
+                        self.incidents.append(CellIncident(number, "interrupted", self._past(limit)))
                     else:
                         text = f"{output.get('ename')}: {output.get('evalue', '')}"[:300]
                         self.incidents.append(CellIncident(number, "raised", text))
         return time.monotonic() - started
+
+    def _past(self, limit: float) -> str:
+        if limit >= self.limits.cell_seconds:
+            return f"ran past its {self.limits.cell_seconds:g} s limit"
+        return f"ran past the notebook's loading time limit of {self.limits.load_seconds:g} s"
 
     def start_observer(self, setup: dict, timeout: float) -> dict | WorkerFailure:
         """Run the observer in the kernel and wait for its first message. Only the genuine
@@ -461,7 +468,8 @@ class NotebookSession(Session):
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         """Run the cells (again in a fresh kernel without any cell that hung or killed
         one) and start the observer, all within the load limit (`load_seconds`, never past
-        the submission's budget); the observer's start may take OBSERVER_START_SECONDS more."""
+        the submission's budget; kernel start-ups don't count); the observer's start may
+        take OBSERVER_START_SECONDS more."""
         if self.notebook is None:
             return None, LoadObservation(problem=self.problem)
         code = [i for i, cell in enumerate(self.notebook.cells) if cell.cell_type == "code"]
@@ -472,6 +480,7 @@ class NotebookSession(Session):
         while True:
             worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden,
                                   student_uid=self.student_uid)
+            deadline = min(deadline + worker.start_seconds, time.monotonic() + max(0.0, self.remaining()))
             worker.run_cells(cells, deadline, self.skip)
             self.incidents.extend(worker.incidents)
             if worker.killed_cell is None:
