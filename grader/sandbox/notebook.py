@@ -313,7 +313,7 @@ class KernelWorker:
             server.listen(8)
             server.setblocking(False)
             code = _BOOTSTRAP + (f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
-                                 "del _abgrade_boot, _abgrade_install_probe\n")
+                                 "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n")
             self._bootstrap_id = self.client.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
             self._connection = self._accept_genuine(server, secret, deadline)
         finally:
