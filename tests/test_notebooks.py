@@ -66,7 +66,7 @@ def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree
     report = grade_submission(notebook, lab, spec, seed=2)
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
     load = report.tests[0].output
-    assert "cell 1 raised StdinNotImplementedError" in load
+    assert "cell In [1] raised StdinNotImplementedError" in load
     assert "Tic-Tac-Toe-Bitboard.ipynb" in load
     assert "ipywidgets" not in load  # widgets import and display fine
 

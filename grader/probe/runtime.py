@@ -2,25 +2,52 @@
 
 Runs in the student's process. Everything the student could tamper with later (json,
 print, math.inf, sys.stdout) is bound here before the submission runs, and nothing it
-prints travels on the private channel.
+prints travels on the private channel. In a notebook kernel the student's cells ran
+first, so json is imported afresh from the standard library (see `_pristine_json`).
 """
 import collections
 import importlib.util
 import inspect
-import json
 import linecache
 import os
 import sys
 import time
 
-_dumps = json.dumps
-_loads = json.loads
+
+def _json_names():
+    return [name for name in sys.modules if name in ("json", "_json") or name.startswith("json.")]
+
+
+def _pristine_json():
+    """(dumps, loads) as the standard library ships them, whatever a notebook cell did
+    to `json` before the observer started (replaced it in sys.modules, patched
+    json.dumps): a fresh copy is imported, then the student's modules are put back.
+    Raises ImportError with the reason when json can't be made to work here."""
+    saved = {name: sys.modules.pop(name) for name in _json_names()}
+    try:
+        import json as fresh
+
+        dumps, loads = fresh.dumps, fresh.loads
+        sample = {"a": [1.5, None, "\u00e9"]}
+        if loads(dumps(sample)) != sample:
+            raise ImportError("json.loads(json.dumps(...)) does not give the data back")
+    except BaseException as exc:  # noqa: BLE001 - RecursionError from a patched module too
+        raise ImportError("the standard module json does not work in this process (%s: %s); "
+                          "did the notebook replace or patch json?" % (type(exc).__name__, exc)) from None
+    finally:
+        for name in _json_names():
+            del sys.modules[name]
+        sys.modules.update(saved)
+    return dumps, loads
+
+
+_dumps, _loads = _pristine_json()
 _perf = time.perf_counter
 _write = os.write
 _isinstance = isinstance
 INF = float("inf")
 STUDENT_DIRS = []  # frames from files under these folders belong to the student
-FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell 4")
+FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell In [4]")
 
 
 class Channel:
@@ -192,18 +219,18 @@ def _flush_output(streams):
 
 
 def _name_cells(cells):
-    """In a notebook kernel, map each cell's compiled file name to "cell N"."""
+    """In a notebook kernel, map each cell's compiled file name to "cell In [N]" (as Jupyter numbers it)."""
     try:
         compiler = get_ipython().compile  # noqa: F821 - defined inside IPython
         for number, source in cells:
-            FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell %d" % number
+            FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell In [%d]" % number
     except BaseException:  # noqa: BLE001 - plain file names are fine too
         pass
 
 
-def serve(channel, setup, handler, namespace=None):
+def serve(channel, setup, handler, namespace=None, extra=None):
     """Load the submission (or take the namespace a notebook kernel already filled),
-    report what was found, then answer case requests until EOF. The original
+    report what was found (plus `extra`), then answer case requests until EOF. The original
     stdout/stderr are flushed after every step, so a kill loses no output."""
     streams = (sys.stdout, sys.stderr)
     sys.stdin = open(os.devnull)  # input() fails at once instead of waiting
@@ -222,6 +249,7 @@ def serve(channel, setup, handler, namespace=None):
         "error": error,
         "api": describe_api(namespace, setup["api"]),
         "seconds": _perf() - start,
+        **(extra or {}),
     })
     while True:
         request = channel.receive()

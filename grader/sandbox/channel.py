@@ -1,13 +1,29 @@
 """The grader's end of the private channel: JSON lines over file descriptors (two pipes
-for a `.py` worker, one Unix socket for a notebook kernel). Never stdout, never pickle."""
+for a `.py` worker, one Unix socket for a notebook kernel). Never stdout, never pickle.
+
+Everything here is bounded, because the other end runs student code: writes never block
+past a deadline (a student can shrink its pipe and stop reading), a line longer than
+MAX_LINE_BYTES or nested deeper than MAX_JSON_DEPTH ends the worker with a `protocol`
+failure, and the read buffer grows linearly (a newline is looked for only in new data).
+"""
 from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+MAX_LINE_BYTES = 64 * 2**20   # one reply; real ones are a few KB to a few MB
+MAX_JSON_DEPTH = 64           # real replies nest fewer than 20 levels
+SEND_SECONDS = 10.0           # deadline of a `send` given no timeout
+_READ_CHUNK = 1 << 20
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
+_PASSES_UP_TO = 1 << 20  # longer texts are measured with numpy
 
 
 @dataclass
@@ -19,6 +35,61 @@ class WorkerFailure:
     exit_code: int | None = None
 
 
+def json_depth_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `data` (JSON text) nests brackets deeper than `limit`, at C speed (no
+    recursion, no per-byte Python loop): escapes and strings are cut out, `{}` become
+    `[]`; then a short text loses its innermost pairs once per pass (one level each), a
+    long one is measured by prefix sums in numpy chunks. Broken JSON is left to the
+    parser to reject."""
+    if b"\\" in data:  # outside strings a backslash is invalid JSON anyway
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if len(data) > _PASSES_UP_TO:
+        return _deepest(data) > limit
+    if b'"' in data:
+        data = b"".join(data.split(b'"')[::2])
+    brackets = data.translate(_ONE_KIND, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            return False  # unbalanced: not JSON at all, json.loads says so
+        brackets = shorter
+    return b"[]" in brackets
+
+
+def _deepest(data: bytes) -> int:
+    """The deepest nesting of JSON text without escapes: the largest running count of
+    opening minus closing brackets outside strings (quote parity), 4 MiB at a time."""
+    import numpy as np
+
+    step = np.zeros(256, dtype=np.int32)
+    step[list(b"[{")], step[list(b"]}")] = 1, -1
+    level, deepest, quotes, chunk = 0, 0, 0, 1 << 22
+    for start in range(0, len(data), chunk):
+        codes = np.frombuffer(data, np.uint8, min(chunk, len(data) - start), start)
+        inside = (np.cumsum(codes == ord('"'), dtype=np.int64) + quotes) & 1
+        steps = np.where(inside == 1, 0, step[codes])
+        sums = np.cumsum(steps)
+        deepest = max(deepest, level + int(sums.max()))
+        level += int(sums[-1])
+        quotes += int(np.count_nonzero(codes == ord('"')))
+    return deepest
+
+
+def parse_json_line(line: bytes | bytearray) -> tuple[object, str | None]:
+    """(value, None), or (None, why it was refused): too deep, or not JSON."""
+    data = bytes(line)
+    if json_depth_exceeds(data):
+        return None, f"the observer's reply nests deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        return json.loads(data), None
+    except RecursionError:  # last resort: the depth check should have caught it
+        return None, f"the observer's reply nests deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError:
+        return None, "the observer's reply was not JSON"
+
+
 class FramedChannel:
     """Sends requests and waits for replies with a deadline. `on_dead` explains an EOF
     (it knows the process); `kill` ends the other side on timeout or garbage."""
@@ -27,49 +98,84 @@ class FramedChannel:
                  on_dead: Callable[[str], WorkerFailure]) -> None:
         self._read_fd, self._write_fd = read_fd, write_fd
         self._kill, self._on_dead = kill, on_dead
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer already known to hold no newline
+        for fd in {read_fd, write_fd}:
+            try:
+                os.set_blocking(fd, False)
+            except OSError:
+                pass
 
-    def send(self, message: dict) -> WorkerFailure | None:
-        data = (json.dumps(message) + "\n").encode()
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._write_fd, view):]
-        except OSError:
-            return self._on_dead("while receiving its input")
+    def send(self, message: dict, timeout: float = SEND_SECONDS) -> WorkerFailure | None:
+        """Write one line before the deadline; a full pipe that nobody drains is a timeout."""
+        return self._send(message, time.monotonic() + timeout, timeout)
+
+    def _send(self, message: dict, deadline: float, timeout: float) -> WorkerFailure | None:
+        view = memoryview((json.dumps(message) + "\n").encode())
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._kill()
+                return WorkerFailure("timeout", f"the student process stopped reading its input "
+                                                f"(no room for it within {timeout:g} s, the time limit)")
+            try:
+                _, ready, _ = select.select([], [self._write_fd], [], remaining)
+                if ready:
+                    view = view[os.write(self._write_fd, view):]
+            except (BlockingIOError, InterruptedError):
+                continue
+            except (OSError, ValueError):
+                return self._on_dead("while receiving its input")
         return None
 
     def receive(self, timeout: float) -> dict | WorkerFailure:
         """The next JSON message, or why none came within `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
+        return self._receive(time.monotonic() + timeout, timeout)
+
+    def _receive(self, deadline: float, timeout: float) -> dict | WorkerFailure:
+        end = self._buffer.find(b"\n", self._scanned)
+        while end < 0:
+            self._scanned = len(self._buffer)
+            if self._scanned > MAX_LINE_BYTES:
+                return self._garbage(f"the observer's reply is longer than {MAX_LINE_BYTES // 2**20} MiB")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
                 return WorkerFailure("timeout", f"no answer within {timeout:g} s (the time limit)")
             try:
                 ready, _, _ = select.select([self._read_fd], [], [], remaining)
-            except (OSError, ValueError):
-                return self._on_dead("")
-            if not ready:
+                if not ready:
+                    continue
+                chunk = os.read(self._read_fd, _READ_CHUNK)
+            except (BlockingIOError, InterruptedError):
                 continue
-            try:
-                chunk = os.read(self._read_fd, 1 << 20)
-            except OSError:
+            except (OSError, ValueError):
                 chunk = b""
             if not chunk:
                 return self._on_dead("")
             self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            self._kill()
-            return WorkerFailure("protocol", "the observer's reply was not a JSON object (was the channel tampered with?)")
+            found = chunk.find(b"\n")
+            end = self._scanned + found if found >= 0 else -1
+        if end > MAX_LINE_BYTES:
+            return self._garbage(f"the observer's reply is longer than {MAX_LINE_BYTES // 2**20} MiB")
+        line = self._buffer[:end]
+        del self._buffer[:end + 1]
+        self._scanned = 0
+        message, problem = parse_json_line(line)
+        if problem is None and not isinstance(message, dict):
+            problem = "the observer's reply was not a JSON object"
+        if problem:
+            return self._garbage(problem)
         return message
 
+    def _garbage(self, problem: str) -> WorkerFailure:
+        self._kill()
+        self._buffer = bytearray()
+        self._scanned = 0
+        return WorkerFailure("protocol", f"{problem} (was the channel tampered with?)")
+
     def request(self, message: dict, timeout: float) -> dict | WorkerFailure:
-        failure = self.send(message)
-        return failure if failure else self.receive(timeout)
+        """Send and wait for the reply; `timeout` covers both."""
+        deadline = time.monotonic() + timeout
+        failure = self._send(message, deadline, timeout)
+        return failure if failure else self._receive(deadline, timeout)

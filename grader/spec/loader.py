@@ -18,6 +18,7 @@ _LIMIT_FIELDS = {
     "case_seconds": float,
     "cell_seconds": float,
     "submission_seconds": float,
+    "load_seconds": float,
     "memory_mb": int,
     "output_bytes": int,
     "recursion_limit": int,
@@ -106,6 +107,13 @@ def _limits(node: Any, parent: dict, file: str) -> Limits:
             raise SpecError(file, line_of(node, key), f"limits.{key}",
                             f"unknown limit; expected one of {', '.join(_LIMIT_FIELDS)}")
         values[key] = _number(node, key, _LIMIT_FIELDS[key], file, f"limits.{key}")
+    submission = values.get("submission_seconds", Limits.submission_seconds)
+    if "load_seconds" not in values:  # the default never exceeds a short submission budget
+        values["load_seconds"] = min(Limits.load_seconds, submission)
+    elif values["load_seconds"] > submission:
+        raise SpecError(file, line_of(node, "load_seconds"), "limits.load_seconds",
+                        f"must be at most limits.submission_seconds ({submission:g}), got {values['load_seconds']:g}: "
+                        "loading is part of the submission's time")
     return Limits(**values)
 
 

@@ -18,6 +18,7 @@ class Limits:
     case_seconds: float = 10.0
     cell_seconds: float = 30.0
     submission_seconds: float = 120.0
+    load_seconds: float = 60.0  # the import or the notebook's cells; at most submission_seconds
     memory_mb: int = 2048
     output_bytes: int = 1_000_000
     recursion_limit: int = 10_000

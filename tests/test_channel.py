@@ -1,0 +1,167 @@
+"""The private channel is bounded (issue 13): a peer that stops reading, sends endless
+bytes, nests JSON without end or sends garbage ends that worker with a timeout or
+protocol failure, in bounded time, and never hangs or crashes the grader. Peers are real
+processes; the last tests grade hostile fixture submissions end to end."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.sandbox.channel import (MAX_JSON_DEPTH, MAX_LINE_BYTES, FramedChannel, WorkerFailure,
+                                    json_depth_exceeds, parse_json_line)
+from grader.spec import load_spec
+
+TESTS = Path(__file__).resolve().parent
+HOSTILE = TESTS / "fixtures" / "hostile"
+TIGHT = TESTS / "fixtures" / "specs" / "tree_tight_limits.yaml"
+
+
+class Peer:
+    """A real process at the other end: reads our requests on its stdin, writes replies on
+    its stdout, and runs `code` (Python)."""
+
+    def __init__(self, code: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
+        self.kills = 0
+        self.channel = FramedChannel(self.process.stdout.fileno(), self.process.stdin.fileno(),
+                                     self.kill, lambda when: WorkerFailure("died", f"peer died {when}"))
+
+    def kill(self) -> None:
+        self.kills += 1
+        self.process.kill()
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+@pytest.fixture
+def peer():
+    made = []
+
+    def make(code: str) -> Peer:
+        made.append(Peer(code))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def test_a_peer_that_stops_reading_is_a_timeout_not_a_hang(peer):
+    p = peer("import fcntl, time\nfcntl.fcntl(0, fcntl.F_SETPIPE_SZ, 4096)\ntime.sleep(60)")
+    time.sleep(0.2)  # let it shrink its pipe
+    started = time.monotonic()
+    reply = p.channel.request({"op": "case", "data": "x" * 1_000_000}, timeout=1.0)
+    assert time.monotonic() - started < 3
+    assert isinstance(reply, WorkerFailure) and reply.kind == "timeout"
+    assert "stopped reading its input" in reply.message and p.kills == 1
+
+
+def test_send_alone_has_a_deadline_too(peer):
+    p = peer("import time\ntime.sleep(60)")
+    started = time.monotonic()
+    failure = p.channel.send({"data": "x" * 2_000_000}, timeout=0.5)
+    assert time.monotonic() - started < 2.5
+    assert failure is not None and failure.kind == "timeout"
+
+
+def test_endless_bytes_without_newline_stop_at_the_line_cap(peer):
+    p = peer("import os\nchunk = b'x' * 65536\nwhile True:\n    os.write(1, chunk)")
+    started = time.monotonic()
+    reply = p.channel.receive(timeout=60)
+    assert time.monotonic() - started < 15
+    assert isinstance(reply, WorkerFailure) and reply.kind == "protocol"
+    assert f"longer than {MAX_LINE_BYTES // 2**20} MiB" in reply.message and p.kills == 1
+
+
+def test_deeply_nested_json_is_a_protocol_failure(peer):
+    p = peer("import os\nos.write(1, b'[' * 200000 + b']' * 200000 + b'\\n')\nimport time\ntime.sleep(60)")
+    reply = p.channel.receive(timeout=10)
+    assert isinstance(reply, WorkerFailure) and reply.kind == "protocol"
+    assert f"nests deeper than {MAX_JSON_DEPTH} levels" in reply.message and p.kills == 1
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    (b"not json", "was not JSON"),
+    (b"[1, 2]", "was not a JSON object"),
+    (b"\xff\xfe{}", "was not JSON"),
+])
+def test_garbage_is_a_protocol_failure(peer, line, why):
+    p = peer(f"import os, time\nos.write(1, {line!r} + b'\\n')\ntime.sleep(60)")
+    reply = p.channel.receive(timeout=10)
+    assert isinstance(reply, WorkerFailure) and reply.kind == "protocol" and why in reply.message
+
+
+def test_messages_split_and_joined_arrive_one_by_one(peer):
+    code = ("import os, time\nos.write(1, b'{\"a\": 1}\\n{\"b\"')\ntime.sleep(0.3)\n"
+            "os.write(1, b': 2}\\n')\ntime.sleep(60)")
+    p = peer(code)
+    assert p.channel.receive(timeout=5) == {"a": 1}
+    assert p.channel.receive(timeout=5) == {"b": 2}
+    reply = p.channel.receive(timeout=0.3)
+    assert isinstance(reply, WorkerFailure) and reply.kind == "timeout"
+
+
+def test_an_echo_peer_answers_requests(peer):
+    p = peer("import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()")
+    for n in range(3):
+        message = {"id": n, "text": "é\"[{" * 50_000}
+        assert p.channel.request(message, timeout=5) == message
+
+
+def test_the_depth_check_ignores_brackets_in_strings_and_measures_exactly():
+    assert not json_depth_exceeds(b'{"a": "[[[[[[[[[[[[\\"[[["}', 2)
+    assert not json_depth_exceeds(b"[" * 3 + b"]" * 3, 3)
+    assert json_depth_exceeds(b"[{[{}]}]", 3) and not json_depth_exceeds(b"[{[{}]}]", 4)
+    big = b"[" + b'"[[[[",' * 300_000 + b"[[[1]]]]"  # long enough for the numpy path
+    assert json_depth_exceeds(big, 3) and not json_depth_exceeds(big, 4)
+    assert parse_json_line(b"[" * 100_000 + b"]" * 100_000)[1] is not None
+
+
+def test_a_64_mib_line_of_brackets_is_measured_in_about_a_second():
+    started = time.monotonic()
+    assert json_depth_exceeds((b"[" * 65 + b"]" * 65) * (MAX_LINE_BYTES // 130))
+    assert not json_depth_exceeds(b"[" + b'"a",' * (MAX_LINE_BYTES // 4 - 1) + b"1]")
+    assert time.monotonic() - started < 6
+
+
+def _grade(name: str, tmp_path: Path):
+    path = tmp_path / name
+    path.write_text((HOSTILE / name).read_text())
+    started = time.monotonic()
+    report = grade_submission(path, get_lab("tree"), load_spec(TIGHT), seed=1)
+    return report, time.monotonic() - started
+
+
+def _failed_outputs(report) -> str:
+    return "\n".join(t.output for t in report.tests if not t.passed)
+
+
+def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
+    report, seconds = _grade("stops_reading.py", tmp_path)
+    assert seconds < 15
+    assert report.tests[0].passed  # it loads
+    assert "stopped reading its input" in _failed_outputs(report)
+    assert report.score < report.max_score
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("deep_json_reply.py", f"nests deeper than {MAX_JSON_DEPTH} levels"),
+    ("endless_reply.py", f"longer than {MAX_LINE_BYTES // 2**20} MiB"),
+])
+def test_garbage_on_the_channel_fails_the_submissions_own_tests(tmp_path, name, message):
+    report, seconds = _grade(name, tmp_path)
+    assert seconds < 30
+    assert report.tests[0].passed
+    failed = [t for t in report.tests if not t.passed]
+    assert failed and all(t.kind != "load" for t in failed)
+    assert message in _failed_outputs(report)

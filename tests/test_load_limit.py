@@ -1,0 +1,70 @@
+"""`limits.load_seconds` (issue 14 item 4): loading (the notebook's cells and the
+observer's start) has its own time limit, at most the submission's; the spec loader
+checks it with file:line errors like every other limit."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.spec import Limits, SpecError, load_spec
+
+TESTS = Path(__file__).resolve().parent
+SOLUTION = TESTS.parent / "reference" / "solutions" / "tree.py"
+CASE = """cases:
+  - name: tiny
+    checks: [value]
+    graph: {a0: [b0, b1]}
+    terminal_nodes: {b0: 1, b1: 2}
+    expect: {value: 2, nodes: 3, pruned: []}
+"""
+
+
+def _spec(tmp_path: Path, limits: str) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"lab: tree\nlimits:\n{limits}checks:\n  load: {{points: 1}}\n  value: {{points: 1}}\n" + CASE)
+    return path
+
+
+def test_the_default_load_limit_never_exceeds_the_submission_budget(tmp_path):
+    assert load_spec(_spec(tmp_path, "  case_seconds: 1\n")).limits.load_seconds == Limits.load_seconds == 60
+    assert load_spec(_spec(tmp_path, "  submission_seconds: 20\n")).limits.load_seconds == 20
+    limits = load_spec(_spec(tmp_path, "  submission_seconds: 50\n  load_seconds: 12.5\n")).limits
+    assert (limits.load_seconds, limits.submission_seconds) == (12.5, 50)
+
+
+@pytest.mark.parametrize(("limits", "line", "problem"), [
+    ("  submission_seconds: 20\n  load_seconds: 30\n", 4, "must be at most limits.submission_seconds (20), got 30"),
+    ("  load_seconds: -1\n", 3, "must be a non-negative number, got -1"),
+    ("  load_seconds: soon\n", 3, "must be a non-negative number, got 'soon'"),
+])
+def test_a_wrong_load_limit_names_file_line_and_field(tmp_path, limits, line, problem):
+    path = _spec(tmp_path, limits)
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert str(caught.value).startswith(f"{path}:{line}: limits.load_seconds: {problem}"), str(caught.value)
+
+
+@pytest.mark.slow
+def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
+    spec = load_spec(_spec(tmp_path, "  cell_seconds: 2\n  load_seconds: 3\n  submission_seconds: 30\n"))
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(SOLUTION.read_text()),              # In [1]
+        nbformat.v4.new_code_cell("import time\ntime.sleep(100)"),    # In [2]: interrupted at 2 s
+        nbformat.v4.new_code_cell("time.sleep(100)"),                 # In [3]: cut at the load limit
+        nbformat.v4.new_code_cell("x = 1"),                           # In [4]: never run
+    ])
+    path = tmp_path / "slow.ipynb"
+    nbformat.write(notebook, path)
+    started = time.monotonic()
+    report = grade_submission(path, get_lab("tree"), spec, seed=1)
+    assert time.monotonic() - started < 15
+    load = report.tests[0].output
+    assert report.score == report.max_score, load
+    assert "cell In [2] ran past its 2 s limit and was interrupted (KeyboardInterrupt)" in load
+    assert "cell In [3] ran past the notebook's loading time limit of 3 s and was interrupted" in load
+    assert "cell In [4] was not run: the notebook's loading time limit of 3 s ran out before it" in load
