@@ -289,3 +289,22 @@ def test_a_student_process_the_machine_cannot_start_is_said_in_one_line(monkeypa
     assert code == 3
     assert err.startswith("abgrade: this machine could not start the student's process (not the submission's fault")
     assert len(err.splitlines()) == 1 and "3 attempts" in err
+
+
+def test_a_kernel_that_cannot_start_says_why(monkeypatch, capsys, tmp_path) -> None:
+    """KernelStartError carries the reason (the kernel's own last words), and `grade`
+    reports it as the machine's problem in one line."""
+    from grader.cli import main
+    from grader.sandbox import isolation
+
+    def broken(self, argv, plan):
+        return [sys.executable, "-c", "import sys; sys.stderr.write('no kernel in this machine'); sys.exit(3)"]
+
+    monkeypatch.setattr(isolation.Isolation, "wrap", broken)
+    notebook = tmp_path / "lab.ipynb"
+    notebook.write_text('{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [], '
+                        '"execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    code = main(["grade", str(notebook), "--lab", "tree"])
+    err = capsys.readouterr().err
+    assert code == 3 and len(err.splitlines()) == 1
+    assert "could not start a Jupyter kernel (3 attempts)" in err and "no kernel in this machine" in err

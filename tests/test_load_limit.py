@@ -68,3 +68,34 @@ def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
     assert "cell In [2] ran past its 2 s limit and was interrupted (KeyboardInterrupt)" in load
     assert "cell In [3] ran past the notebook's loading time limit of 3 s and was interrupted" in load
     assert "cell In [4] was not run: the notebook's loading time limit of 3 s ran out before it" in load
+
+
+def test_a_module_level_loop_costs_the_load_limit_not_the_submission_budget(tmp_path):
+    """A `.py` that loops at import stops at `load_seconds` (2 s here), not at the
+    submission's 60 s, and the load test says which limit it was."""
+    looping = tmp_path / "loops.py"
+    looping.write_text("while True:\n    pass\n")
+    spec = load_spec(_spec(tmp_path, "  submission_seconds: 60\n  load_seconds: 2\n"))
+    started = time.monotonic()
+    report = grade_submission(looping, get_lab("tree"), spec, seed=1)
+    assert time.monotonic() - started < 15
+    load = next(t for t in report.tests if t.kind == "load")
+    assert not load.passed and "loading (the import of the submission) ran past its time limit of 2 s" in load.output
+
+
+def test_a_memory_limit_below_the_floor_is_a_spec_error_with_its_line(tmp_path):
+    path = _spec(tmp_path, "  memory_mb: 64\n")
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    assert str(error.value).startswith(f"{path}:3: limits.memory_mb: must be at least 128 (MB), got 64")
+
+
+def test_a_notebook_kernel_starts_and_grades_under_a_small_memory_limit(tmp_path):
+    """Issue 14: a kernel didn't start under an address-space cap of 512 MB; resident
+    memory is what is capped now (a memory cgroup where the machine has one)."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SOLUTION.read_text())])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "lab.ipynb"
+    nbformat.write(notebook, path)
+    report = grade_submission(path, get_lab("tree"), load_spec(_spec(tmp_path, "  memory_mb: 256\n")), seed=1)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]

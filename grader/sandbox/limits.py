@@ -18,7 +18,7 @@ from ..spec.model import Limits
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
 _PR_SET_PDEATHSIG = 1
 AS_FLOOR_MB = 1024
-MIN_MEMORY_MB = 128  # below this not even the interpreter starts; specs are checked against it
+
 
 
 def die_with_grader() -> None:

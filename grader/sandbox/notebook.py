@@ -252,8 +252,12 @@ class KernelWorker:
                 last = exc
                 self._kill_kernel()
         os.close(self._out_w)
+        self.output.finish()
+        said = " ".join(self.output.text.split())[-400:]  # the kernel's own last words, if any
+        self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
-        raise KernelStartError(f"could not start a Jupyter kernel: {type(last).__name__}: {last}")
+        raise KernelStartError(f"could not start a Jupyter kernel ({KERNEL_START_ATTEMPTS} attempts): "
+                               f"{type(last).__name__}: {last}" + (f"; the kernel said: {said}" if said else ""))
 
     def _prepare_kernel(self) -> None:
         """preexec_fn of the kernel: die with the grader, the caps, the cgroups."""

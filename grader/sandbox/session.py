@@ -232,8 +232,12 @@ class PythonSession(Session):
             setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
                                              module_name=module_name_for(self.submission), nonce=self.nonce,
                                              rlimits=rlimits(self.limits, worker.cgroup.limits_memory))
-            reply = worker.request(setup, max(0.0, self.remaining()))
+            load_limit = min(self.limits.load_seconds, max(0.0, self.remaining()))
+            reply = worker.request(setup, load_limit)
             observation = load_reply(reply, self.nonce, self.limits)
+            if isinstance(reply, WorkerFailure) and reply.kind == "timeout" and load_limit < self.remaining():
+                observation.failure = WorkerFailure("timeout", f"loading (the import of the submission) ran past "
+                                                               f"its time limit of {load_limit:g} s")
             if observation.failure:
                 worker.close()
                 self.outputs.append(worker.output_text)

@@ -10,7 +10,7 @@ from typing import Any
 from ..paths import SPECS_DIR
 from ..results import CHECK_KINDS, VISIBILITIES
 from .errors import SpecError
-from .model import CheckPolicy, Limits, RandomPolicy, Spec
+from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, Spec
 from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
 
 _TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
@@ -107,6 +107,10 @@ def _limits(node: Any, parent: dict, file: str) -> Limits:
             raise SpecError(file, line_of(node, key), f"limits.{key}",
                             f"unknown limit; expected one of {', '.join(_LIMIT_FIELDS)}")
         values[key] = _number(node, key, _LIMIT_FIELDS[key], file, f"limits.{key}")
+    if values.get("memory_mb", MIN_MEMORY_MB) < MIN_MEMORY_MB:
+        raise SpecError(file, line_of(node, "memory_mb"), "limits.memory_mb",
+                        f"must be at least {MIN_MEMORY_MB} (MB), got {values['memory_mb']:g}: below it Python and a "
+                        f"Jupyter kernel don't start; write {MIN_MEMORY_MB} or more")
     submission = values.get("submission_seconds", Limits.submission_seconds)
     if "load_seconds" not in values:  # the default never exceeds a short submission budget
         values["load_seconds"] = min(Limits.load_seconds, submission)

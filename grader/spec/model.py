@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from .yaml_lines import LineDict
 
 
+# Below this a student process can't be trusted to start: the interpreter, numpy and a
+# Jupyter kernel need about 100 MB resident (measured: a kernel grades at 128 MB under a
+# memory cgroup). Where the machine has no memory cgroup, a kernel's address-space cap is
+# raised to a floor it starts under (sandbox/limits.py), whatever the spec says.
+MIN_MEMORY_MB = 128
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one submission (DESIGN.md defaults)."""
