@@ -3,7 +3,8 @@ grades a fixture submission once per (file, seed, spec) and hands the same repor
 every test that asks again (grading is the slow part; judging a report is free)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,28 @@ def grade(tree_lab: Lab, tree_spec: Spec) -> Grade:
         return reports[key]
 
     return grade_once
+
+
+def grader_file_digests() -> dict[str, str]:
+    """sha256 of every file of the grader, the reference and the specs (bytecode caches
+    included: a planted .pyc would run the next time the grader starts)."""
+    digests = {}
+    for folder in ("grader", "reference", "specs"):
+        for path in sorted((PROJECT_DIR / folder).rglob("*")):
+            if path.is_file():
+                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+@pytest.fixture(scope="module")
+def grader_files_untouched() -> Iterator[None]:
+    """For modules that run hostile submissions: no file of the grader changes, and no
+    bytecode appears that the grader didn't compile itself."""
+    before = grader_file_digests()
+    yield
+    after = grader_file_digests()
+    changed = sorted(p for p in set(before) | set(after)
+                     if before.get(p) != after.get(p) and "__pycache__" not in p)
+    assert changed == [], f"grader files changed while hostile submissions ran: {changed}"
+    planted = [p for p in set(after) - set(before) if "__pycache__" in p and Path(p).read_bytes() == b"forged"]
+    assert planted == []

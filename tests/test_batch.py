@@ -463,10 +463,12 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
                 FROM runs;
             DROP TABLE runs; ALTER TABLE runs_1 RENAME TO runs;
             ALTER TABLE submissions DROP COLUMN machine;
+            ALTER TABLE submissions DROP COLUMN notes;
+            ALTER TABLE tests DROP COLUMN not_run;
             UPDATE meta SET value = '1';""")
     book = Gradebook(path)
     assert book.mark_killed() == [run]
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
     assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
     [grade] = book.grades("tree", ["ann"])
     assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []

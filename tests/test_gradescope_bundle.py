@@ -159,15 +159,15 @@ def unpack(bundle: Path, source: Path) -> None:
             target.chmod(info.external_attr >> 16 & 0o777)
 
 
-@pytest.mark.slow
-def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path, wheel: Path) -> None:
+def installed_autograder(tmp_path: Path, wheel: Path) -> tuple[Path, Path]:
+    """Build the bundle with the CLI, unpack it as Gradescope does into a fake /autograder
+    and run its setup.sh into a fresh venv (offline). Returns (root, the venv's python)."""
     bundle = tmp_path / "autograder.zip"
     built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree",
                             "-o", str(bundle), "--wheel", str(wheel)], capture_output=True, text=True, timeout=120)
     assert built.returncode == 0, built.stderr
     with zipfile.ZipFile(bundle) as archive:
         assert set(archive.namelist()) == {"setup.sh", "run_autograder", wheel.name, SETTINGS_FILE}
-
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -175,6 +175,13 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
     unpack(bundle, root / "source")
     setup = run_script(root / "source" / "setup.sh", root, python, ABGRADE_PIP_OPTIONS="--no-deps --no-index -q")
     assert setup.returncode == 0, setup.stdout + setup.stderr
+    return root, python
+
+
+@pytest.mark.slow
+def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path, wheel: Path) -> None:
+    root, python = installed_autograder(tmp_path, wheel)
+    venv = python.parent.parent
     where = subprocess.run([str(python), "-c", "import grader.paths as p; print(p.IS_CHECKOUT, p.SPECS_DIR, "
                             "p.PROJECT_DIR, p.PACKAGE_DIR)"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()

@@ -6,7 +6,6 @@ batch, that honest students keep exactly the scores they get alone."""
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import os
 import subprocess
@@ -39,24 +38,7 @@ probe.remove()
 needs_root = pytest.mark.skipif(not grader_is_root(), reason="a separate student uid needs a root grader")
 
 
-def _grader_files() -> dict[str, str]:
-    digests = {}
-    for folder in ("grader", "reference", "specs"):
-        for path in sorted((PROJECT / folder).rglob("*")):
-            if path.is_file():
-                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return digests
-
-
-@pytest.fixture(scope="module", autouse=True)
-def grader_files_untouched():
-    before = _grader_files()
-    yield
-    after = _grader_files()
-    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p) and "__pycache__" not in p)
-    assert changed == [], f"grader files changed while hostile submissions ran: {changed}"
-    planted = [p for p in set(after) - set(before) if "__pycache__" in p and Path(p).read_bytes() == b"forged"]
-    assert planted == []
+pytestmark = pytest.mark.usefixtures("grader_files_untouched")
 
 
 def _fixture(name: str, folder: Path, **replace: str) -> Path:
@@ -255,19 +237,9 @@ def test_gradescope_bundle_and_results_are_out_of_reach_at_the_process_level(tmp
     student's code can't read the bundle, the installed package or the results."""
     from grader.course.gradescope_bundle import build_wheel
 
-    from .test_gradescope_bundle import run_script, unpack
+    from .test_gradescope_bundle import installed_autograder, run_script
 
-    wheel = build_wheel(PROJECT, tmp_path / "wheel")
-    bundle = tmp_path / "autograder.zip"
-    subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree", "-o", str(bundle),
-                    "--wheel", str(wheel)], check=True, capture_output=True, timeout=180)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    root = tmp_path / "autograder"
-    unpack(bundle, root / "source")
-    setup = run_script(root / "source" / "setup.sh", root, python, ABGRADE_PIP_OPTIONS="--no-deps --no-index -q")
-    assert setup.returncode == 0, setup.stdout + setup.stderr
+    root, python = installed_autograder(tmp_path, build_wheel(PROJECT, tmp_path / "wheel"))
     site = subprocess.run([str(python), "-c", "import grader, os; print(os.path.dirname(os.path.dirname(grader.__file__)))"],
                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
     (root / "results").mkdir(exist_ok=True)

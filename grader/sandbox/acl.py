@@ -13,6 +13,8 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
+from .confine import closed_ancestors
+
 _done: set[tuple[str, str]] = set()
 MISSING = ("abgrade: `setfacl` is not installed; at the process isolation level the student user can't be kept "
            "out of the grader's folders (or reach an interpreter in a closed folder). Install the `acl` package.")
@@ -37,28 +39,13 @@ def close_to_group(folders: Iterable[str], gid: int) -> None:
             _setfacl(f"g:{gid}:---", folder)
 
 
-def closed_ancestors(paths: Iterable[str]) -> list[str]:
-    """Folders on the way to `paths` (not the paths) that "other" can't traverse."""
-    closed = []
-    for path in paths:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts)):
-            folder = "/" + "/".join(parts[:depth])
-            try:
-                if not os.stat(folder).st_mode & 0o001 and folder not in closed:
-                    closed.append(folder)
-            except OSError:
-                break
-    return closed
-
-
 def open_way_to_group(paths: Iterable[str], gid: int) -> None:
     """Let the student group traverse the closed folders on the way to `paths`, and only
     that: everything else in such a folder (root's home: dot files, keys, caches) is
     denied to the group, looked at again for every student process (no default ACL: it
     would be inherited by every folder made there later, the way to a new venv included)."""
     paths = list(paths)
-    for folder in closed_ancestors(paths):
+    for folder in closed_ancestors(paths, outermost=False):
         _setfacl(f"g:{gid}:--x", folder)
         try:
             entries = [os.path.join(folder, name) for name in os.listdir(folder)

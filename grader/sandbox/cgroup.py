@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import time
 from pathlib import Path
+
+from .identity import kill_until_gone
 
 _ROOT = Path("/sys/fs/cgroup")
 STALE_SECONDS = 600
@@ -32,6 +33,13 @@ def _controller_root(controller: str) -> Path | None:
         except OSError:
             return None
     return None
+
+
+def _members(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _sweep(root: Path) -> None:
@@ -137,20 +145,7 @@ class StudentCgroups:
         """SIGKILL every process still in the cgroups, also those that left the process
         group with setsid; wait (up to 2 s) until they are empty."""
         for path in dict.fromkeys(self.paths.values()):
-            deadline = time.monotonic() + 2.0
-            while time.monotonic() < deadline:
-                try:
-                    pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
-                except (OSError, ValueError):
-                    break
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                time.sleep(0.01)
+            kill_until_gone(lambda path=path: _members(path))
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroups."""

@@ -50,8 +50,9 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _closed_ancestors(paths):
-    """The outermost folders on the way to `paths` that other users can't traverse."""
+def closed_ancestors(paths, outermost=True):
+    """The folders on the way to `paths` (not the paths) that other users can't traverse:
+    only the outermost of each way (what a tmpfs must cover), or all of them."""
     closed = []
     for path in paths:
         parts = path.strip("/").split("/")
@@ -62,9 +63,11 @@ def _closed_ancestors(paths):
             except OSError:
                 break
             if not mode & 0o001:
-                if not any(_inside(folder, c) for c in closed):
-                    closed.append(folder)
-                break
+                if not any(_inside(folder, c) for c in closed) or not outermost:
+                    if folder not in closed:
+                        closed.append(folder)
+                if outermost:
+                    break
     return closed
 
 
@@ -85,7 +88,7 @@ def isolate(plan, libc):
     covers = [(folder, b"mode=0755,size=64k") for folder in plan["hidden"]]
     covers += [(folder, b"mode=1777,size=%dm" % plan["tmp_mb"]) for folder in ("/tmp", "/dev/shm")]
     if plan.get("uid") is not None:
-        covers += [(folder, b"mode=0755,size=64k") for folder in _closed_ancestors(readable)]
+        covers += [(folder, b"mode=0755,size=64k") for folder in closed_ancestors(readable)]
     for folder, options in covers:
         if os.path.isdir(folder):
             mount(b"abgrade", folder, b"tmpfs", MS_NOSUID | MS_NODEV, options, 112)

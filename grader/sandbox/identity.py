@@ -18,6 +18,7 @@ import shutil
 import signal
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,19 +92,26 @@ def processes_of(uid: int) -> list[int]:
     return found
 
 
-def reap(uid: int) -> None:
-    """Kill what still runs as `uid` (also processes that escaped every group and cgroup)
-    and remove what it left in the shared temporary folders."""
-    for _ in range(20):
-        pids = processes_of(uid)
+def kill_until_gone(find: Callable[[], list[int]], seconds: float = 2.0) -> None:
+    """SIGKILL whatever `find` lists until it lists nothing (a process may fork while
+    its siblings die), for at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pids = find()
         if not pids:
-            break
+            return
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(0.01)
+
+
+def reap(uid: int) -> None:
+    """Kill what still runs as `uid` (also processes that escaped every group and cgroup)
+    and remove what it left in the shared temporary folders."""
+    kill_until_gone(lambda: processes_of(uid), seconds=0.5)
     for folder in SHARED_TMP:
         try:
             entries = list(os.scandir(folder))

@@ -73,7 +73,9 @@ class Isolation:
         cover = _outermost([str(Path(p).resolve()) for p in hidden if Path(p).is_dir()])
         if self.level != "namespaces" and identity is not None:
             acl.close_to_group(cover, identity.gid)
-            acl.open_way_to_group(INTERPRETER_PATHS, identity.gid)
+            # the interpreter, and its own work folders wherever they are (a batch keeps them in a
+            # 0700 scratch folder): traverse only, on the closed folders on the way
+            acl.open_way_to_group([*INTERPRETER_PATHS, *keep], identity.gid)
         return {
             "namespace": self.level == "namespaces",
             "hidden": cover,

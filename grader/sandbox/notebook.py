@@ -33,7 +33,7 @@ from .isolation import Isolation
 from .limits import apply_rlimits, die_with_grader, rlimits
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
-from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
+from .session import LoadObservation, Session, WorkerLike, load_reply
 from .worker import exit_description, kill_group, scrubbed_env
 
 _BOOTSTRAP = "\n".join((Path(__file__).parent / name).read_text()
