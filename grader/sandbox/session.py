@@ -243,8 +243,9 @@ class PythonSession(Session):
                 self.outputs.append(worker.output_text)
                 return None, observation
             return worker, observation
+        said = [line for line in worker.output_text.splitlines() if line.strip()]
         raise WorkerStartError(f"the student process could not be confined on this machine "
-                                f"({SANDBOX_START_ATTEMPTS} attempts): {worker.output_text.strip()[-300:]}")
+                               f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}")
 
 
 def open_session(submission: Path, hidden: Sequence[Path] = ()) -> Session:
