@@ -108,7 +108,7 @@ def test_a_submission_path_that_is_not_a_submission_is_a_usage_error(tmp_path, n
 
 def test_q_is_quiet(tmp_path):
     run = abgrade("grade", TREE_SUBMISSIONS / "correct_seed_style.py", "--lab", "tree", "-q", "--seed", 1)
-    assert (run.returncode, run.stdout) == (0, "63/63\n"), run.stderr
+    assert (run.returncode, run.stdout) == (0, "75/75\n"), run.stderr
 
 
 def test_binary_file_reason_has_no_bogus_line(tmp_path):

@@ -116,7 +116,7 @@ def notebook_with_failing_cell(tmp_path_factory) -> tuple[list[str], dict, str]:
 def test_notebook_cell_notes_show_when_every_test_passes(notebook_with_failing_cell):
     lines, results, page = notebook_with_failing_cell
     assert results["score"] == results["max_score"] > 0
-    note = "cell 1 raised ModuleNotFoundError: No module named 'numpy_does_not_exist_here'"
+    note = "cell In [1] raised ModuleNotFoundError: No module named 'numpy_does_not_exist_here'"
     assert "While loading the submission:" in lines and f"  - {note}" in lines
     assert f"While loading the submission:\n  - {note}" in results["output"]
     assert '<section class="load-notes">' in page and note.replace("'", "&#x27;") in page
