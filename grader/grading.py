@@ -85,7 +85,7 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
                 verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
                 judged.append((plan, Judgement(verdicts)))
             else:
-                calls = [sanitize_call(c) for c in reply.get("calls", [])] if isinstance(reply.get("calls"), list) else []
+                calls = [sanitize_call(c, lab.observed_fields) for c in reply.get("calls", [])] if isinstance(reply.get("calls"), list) else []
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, _judge(plan, calls)))
         consistent = _consistent_bugs([judgement for _, judgement in judged])

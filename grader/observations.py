@@ -5,8 +5,9 @@ them passes the text boundary (`grader/text.py`) here, so no writer ever sees a 
 surrogate, a terminal escape or an unbounded message from the student side."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .text import LINE_CHARS, NAME_CHARS, clean_data, clean_line, clean_text
 
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
+
+# How a lab's own observation field is sanitised (a lab declares its fields, Lab.observed_fields):
+# "labels": a list of short strings (node names, board notations), anything else dropped;
+# "value": a returned value in the observer's encoding (sanitize_value).
+FieldKind = Literal["labels", "value"]
 
 
 def sanitize_value(value: Any, depth: int = 0) -> Any:
@@ -60,16 +66,23 @@ def sanitize_error(error: Any) -> dict | None:
     return clean
 
 
-def sanitize_call(call: Any) -> dict:
-    """One call's observation with the common fields made safe; lab-specific fields are
-    kept as they came (each lab's judge reads them defensively)."""
+def sanitize_call(call: Any, fields: Mapping[str, FieldKind] | None = None) -> dict:
+    """One call's observation with the common fields and the lab's declared `fields` made
+    safe; other lab fields are kept as cleaned plain data (each judge reads them defensively)."""
+    fields = fields or {}
     if not isinstance(call, dict):
-        return {"returned": None, "error": sanitize_error("malformed"), "reads": [], "seconds": 0.0}
+        malformed = {"returned": None, "error": sanitize_error("malformed"), "seconds": 0.0}
+        malformed.update({name: [] if kind == "labels" else None for name, kind in fields.items()})
+        return malformed
     clean = {clean_line(k): clean_data(v) for k, v in call.items() if isinstance(k, str)}
     clean["returned"] = sanitize_value(call.get("returned"))
     clean["error"] = sanitize_error(call.get("error"))
-    reads = call.get("reads")
-    clean["reads"] = [clean_line(r) for r in reads if isinstance(r, str)] if isinstance(reads, list) else []
+    for name, kind in fields.items():
+        value = call.get(name)
+        if kind == "labels":
+            clean[name] = [clean_line(r) for r in value if isinstance(r, str)] if isinstance(value, list) else []
+        else:
+            clean[name] = sanitize_value(value)
     seconds = call.get("seconds")
     clean["seconds"] = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
     return clean

@@ -36,7 +36,8 @@ from grader.batch.runner import BatchOptions, needs_grading, run_batch
 from grader.batch.summary import BIN_LABELS, score_bin, summarize
 from grader.batch.task import GradeTask
 from grader.labs import get_lab
-from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
+from grader.results import VISIBILITIES, GradeReport
+from grader.registry import check_kinds
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.sandbox.notebook import KernelStartError
 
@@ -47,6 +48,8 @@ PROJECT = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 SEED = 4242
 ID_PATTERN = r"_(?P<id>\d+)_"
+
+CHECK_KINDS = check_kinds()  # the shared kinds and every installed lab's own
 
 
 # --- helpers ------------------------------------------------------------------------

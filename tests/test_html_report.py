@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 from grader.checks.expansions import first_divergence
 from grader.cli import main
-from grader.labs.tree import tree_details
+from grader.labs.tree.judges import tree_details
 from grader.report.html import render_html, write_html
-from grader.report.svg_board import boards_html
-from grader.report.svg_tree import COLLAPSE_ABOVE, layout
+from grader.labs.tictactoe.picture import boards_html
+from grader.labs.tree.picture import COLLAPSE_ABOVE, layout
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from reference.random_trees import random_tree

@@ -12,7 +12,7 @@ import pytest
 from grader.exercises import exercise_path, exercise_text
 from grader.grading import grade_submission
 from grader.labs import get_lab
-from grader.labs.negamax import random_positions
+from grader.labs.negamax.random_cases import random_positions
 from grader.spec import SpecError, load_spec, spec_path
 from reference.games import load_game
 from reference.negamax import alphabeta_value

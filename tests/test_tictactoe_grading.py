@@ -22,7 +22,8 @@ import pytest
 from grader.exercises import exercise_notebook_text, exercise_notebook_path, exercise_path, exercise_text
 from grader.grading import grade_submission
 from grader.labs import get_lab
-from grader.labs.tictactoe import BOUND_SEARCHES, Position, random_positions, reference_expectations
+from grader.labs.tictactoe.cases import BOUND_SEARCHES, Position, reference_expectations
+from grader.labs.tictactoe.random_cases import random_positions
 from grader.paths import PROJECT_DIR, SOLUTIONS_DIR
 from grader.results import GradeReport
 from grader.spec import SpecError, load_spec, spec_path
@@ -364,7 +365,7 @@ def probe():
         exec(compile(source, f"<{name}>", "exec"), module.__dict__)
         sys.modules[name] = module
     observer = types.ModuleType("_abgrade_tictactoe")
-    exec(compile((PROJECT_DIR / "grader" / "probe" / "tictactoe.py").read_text(), "<probe>", "exec"),
+    exec(compile((PROJECT_DIR / "grader" / "labs" / "tictactoe" / "observer.py").read_text(), "<probe>", "exec"),
          observer.__dict__)
     yield observer
     for name, module in saved.items():

@@ -486,7 +486,7 @@ def test_a_fake_infinity_fails_the_huge_and_float_cases(grade):
 
 
 def test_random_trees_have_leaves_far_beyond_any_fake_infinity(tree_lab, tree_spec):
-    from grader.labs.tree import _random_trees
+    from grader.labs.tree.random_cases import random_trees as _random_trees
 
     leaves = [v for tree in _random_trees(tree_spec, 5) for v in tree.to_mapping()[1].values()]
     assert any(abs(v) > 1_000_000 for v in leaves) and any(v != int(v) for v in leaves)

@@ -9,20 +9,18 @@ withheld unless `show_hidden`, as in the terminal summary.
 Structure (classes the tests and a reader's style sheet can rely on): `section.scores` with
 `tr.kind.ok|fail`; `section.diagnoses` with `li.diagnosis[data-name]`; `section.cases` with
 one `details.case.passed|failed[.withheld]` per case, holding `div.test.passed|failed` and a
-`figure.tree-figure` (see svg_tree) or `div.boards` (see svg_board).
+what the lab draws (Lab.picture: e.g. `figure.tree-figure` or `div.boards`).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html import escape
 from pathlib import Path
 
-from ..labs import get_lab
+from .. import registry
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 from .html_style import SCRIPT, STYLE
-from .svg_board import boards_html
-from .svg_tree import tree_figure
 
 STUDENT_OUTPUT_LIMIT = 20_000
 WITHHELD = "Details are withheld until grades are published."
@@ -59,10 +57,8 @@ def write_html(report: GradeReport, path: Path, show_hidden: bool = False,
 
 
 def _lab_hints(lab: str) -> dict[str, str]:
-    try:
-        return dict(get_lab(lab).bug_hints)
-    except KeyError:
-        return {}
+    found = registry.find(lab)
+    return dict(found.bug_hints) if found is not None else {}
 
 
 def _header(report: GradeReport) -> str:
@@ -138,14 +134,17 @@ def _not_run_line(report: GradeReport) -> str:
 
 def _cases(report: GradeReport, show_hidden: bool) -> str:
     """One block per case; cases that never ran (the submission did not load) are one line."""
-    cases = [_case(index, name, tests, show_hidden) for index, (name, tests) in enumerate(_groups(report))
+    found = registry.find(report.lab)
+    draw = found.picture if found is not None else _no_picture
+    cases = [_case(index, name, tests, show_hidden, draw) for index, (name, tests) in enumerate(_groups(report))
              if not all(t.not_run for t in tests)]
     if report.not_run:
         cases.append(f'<p class="not-run">{_not_run_line(report)}</p>')
     return f'<section class="cases"><h2>Tests</h2>{"".join(cases)}</section>'
 
 
-def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool) -> str:
+def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool,
+          draw: Callable[[Mapping], str]) -> str:
     visible = [t for t in tests if show_hidden or t.visibility == "visible"]
     failed = any(not t.passed for t in tests)
     withheld = not visible
@@ -162,7 +161,7 @@ def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool) -> 
                      f'<p class="withheld-note">{WITHHELD}</p></div>')
     picture = next((t.details for t in visible if t.details), None)
     if picture:
-        parts.append(_picture(picture))
+        parts.append(draw(picture))
     parts.append("</details>")
     return "".join(parts)
 
@@ -183,12 +182,8 @@ def _test(test: TestResult) -> str:
             f'<pre class="output">{escape(test.output)}</pre></div>')
 
 
-def _picture(details: Mapping) -> str:
-    view = details.get("view")
-    if view == "tree":
-        return tree_figure(details)
-    if view == "boards":
-        return boards_html(details)
+def _no_picture(details: Mapping) -> str:
+    """A lab that is not installed draws nothing (each lab draws its own: Lab.picture)."""
     return ""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from html import escape
 
-from ..checks.expansions import first_divergence
+from ...checks.expansions import first_divergence
 
 CELL = 24
 MARKS = {"x": "x", "o": "o", ".": "empty"}

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ..checks.expansions import first_divergence
-from ..checks.show import is_number, show
+from ...checks.expansions import first_divergence
+from ...checks.show import is_number, show
 
 STATUS_TEXT = {  # the node classes, in the legend's order
     "both": "read by both",

@@ -14,7 +14,6 @@ import re
 import sys
 
 import numpy as np
-
 from _abgrade_runtime import FRAME_NAMES, STUDENT_DIRS, call_observed, plain, safe_repr
 
 RULES = sys.modules["_abgrade_tictactoe_rules"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..results import VISIBILITIES
-from ..spec import Spec
-from ..spec.yaml_lines import LineDict
+from ...results import VISIBILITIES
+from ...spec import Spec
+from ...spec.yaml_lines import LineDict
 
 
 @dataclass(frozen=True)
