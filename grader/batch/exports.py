@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from ..report.html import write_html
-from ..results import CHECK_KINDS
+from ..results import ordered_kinds
 from .feedback import feedback_markdown
 from .gradebook import StoredGrade
 from .picture import class_picture
@@ -22,7 +22,7 @@ from .summary import ClassSummary, summary_text
 
 
 def write_grades_csv(grades: list[StoredGrade], path: Path) -> None:
-    kinds = [k for k in CHECK_KINDS if any(g.report and k in g.report.subtotals() for g in grades)]
+    kinds = list(ordered_kinds(k for g in grades if g.report for k in g.report.subtotals()))
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", "file", "status", "score", "max_score",
