@@ -1,9 +1,21 @@
 """`load`: the submission runs and defines the lab's API with usable signatures."""
 from __future__ import annotations
 
-from ..sandbox.session import LoadObservation
+from typing import Any, Protocol
+
 from .show import describe_error
 from .verdict import Verdict
+
+
+class LoadObservation(Protocol):
+    """What the observer saw while loading (grader.sandbox.session.LoadObservation); judged
+    here without importing the sandbox."""
+
+    api: dict[str, Any]
+    error: dict | None
+    failure: Any  # a WorkerFailure (with .message) or None
+    problem: str | None
+    notes: list[str]
 
 # SyntaxError and its subclasses: the file never ran, so the place of the error is the news
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
