@@ -3,6 +3,7 @@ whatever the student process wrote. Everything the judges read goes through here
 so a tampered observer can fail its own tests but never crash the grader. Every string in
 them passes the text boundary (`grader/text.py`) here, so no writer ever sees a lone
 surrogate, a terminal escape or an unbounded message from the student side."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -46,11 +47,18 @@ def sanitize_error(error: Any) -> dict | None:
         return {"type": "MalformedError", "message": "the observer sent an unreadable error", "frames": []}
     frames = []
     for frame in error.get("frames", []) if isinstance(error.get("frames"), list) else []:
-        if (isinstance(frame, list) and len(frame) >= 4 and isinstance(frame[0], str) and isinstance(frame[1], int)
-                and isinstance(frame[2], str) and isinstance(frame[3], str)):
+        if (
+            isinstance(frame, list)
+            and len(frame) >= 4
+            and isinstance(frame[0], str)
+            and isinstance(frame[1], int)
+            and isinstance(frame[2], str)
+            and isinstance(frame[3], str)
+        ):
             repeats = frame[4] if len(frame) > 4 and isinstance(frame[4], int) else 1
-            frames.append([clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS),
-                           repeats])
+            frames.append(
+                [clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS), repeats]
+            )
     clean = {
         "type": clean_line(error["type"]) if isinstance(error.get("type"), str) else "Exception",
         "message": clean_text(error.get("message")),
@@ -92,11 +100,19 @@ def sanitize_load(load: LoadObservation) -> LoadObservation:
     """The load observation with every student-side string made safe: the API entries
     (signatures show the student's default values), the loading error, cell notes and
     the messages about unusable files and workers (they may quote the student)."""
-    api = {clean_line(name): clean_data(entry, NAME_CHARS) for name, entry in load.api.items()
-           if isinstance(name, str) and isinstance(entry, dict)}
+    api = {
+        clean_line(name): clean_data(entry, NAME_CHARS)
+        for name, entry in load.api.items()
+        if isinstance(name, str) and isinstance(entry, dict)
+    }
     failure = load.failure
     if failure is not None:
         failure = replace(failure, message=clean_text(failure.message))
-    return replace(load, api=api, error=sanitize_error(load.error) if load.error is not None else None,
-                   failure=failure, problem=None if load.problem is None else clean_text(load.problem),
-                   notes=[clean_text(note, LINE_CHARS) for note in load.notes])
+    return replace(
+        load,
+        api=api,
+        error=sanitize_error(load.error) if load.error is not None else None,
+        failure=failure,
+        problem=None if load.problem is None else clean_text(load.problem),
+        notes=[clean_text(note, LINE_CHARS) for note in load.notes],
+    )

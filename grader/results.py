@@ -3,6 +3,7 @@
 These are the grader's own records; `report/gradescope.py` turns them into
 Gradescope's results.json and `report/terminal.py` into the summary a student reads.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -37,7 +38,6 @@ class TestResult:
     diagnoses: list[str] = field(default_factory=list)
     details: dict | None = None  # plain data for pictures (HTML report), not in results.json
     not_run: bool = False  # never ran (the submission did not load): writers show one line for all
-
 
     @property
     def score(self) -> float:

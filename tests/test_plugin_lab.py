@@ -20,17 +20,47 @@ PLUGIN = TESTS_DIR / "fixtures" / "plugin_lab"
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plugin")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(PLUGIN)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(PLUGIN),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return target
 
 
 def grade(installed: Path, tmp_path: Path, submission: str) -> tuple[int, dict]:
     out = tmp_path / "results.json"
     env = {**os.environ, "PYTHONPATH": str(installed)}
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(TESTS_DIR / "fixtures" / submission),
-                           "--lab", "double", "--spec", str(installed / "double_lab" / "double.yaml"),
-                           "--json", str(out)], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(TESTS_DIR / "fixtures" / submission),
+            "--lab",
+            "double",
+            "--spec",
+            str(installed / "double_lab" / "double.yaml"),
+            "--json",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.exists(), done.stderr
     return done.returncode, json.loads(out.read_text())
 

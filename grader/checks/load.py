@@ -1,4 +1,5 @@
 """`load`: the submission runs and defines the lab's API with usable signatures."""
+
 from __future__ import annotations
 
 from typing import Any, Protocol
@@ -17,6 +18,7 @@ class LoadObservation(Protocol):
     problem: str | None
     notes: list[str]
 
+
 # SyntaxError and its subclasses: the file never ran, so the place of the error is the news
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 
@@ -29,7 +31,9 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     if observation.problem is not None:
         return Verdict.fail(f"{file}: {observation.problem}"), False
     if observation.failure is not None:
-        return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"), False
+        return Verdict.fail(
+            f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"
+        ), False
     error = observation.error or {}
     if error.get("type") in SYNTAX_ERRORS:
         line = error.get("line")
@@ -54,5 +58,7 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
         return Verdict.fail(message), False
     names = ", ".join(api)
     if loading_error:
-        return Verdict.ok(f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined){notes}"), True
+        return Verdict.ok(
+            f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined){notes}"
+        ), True
     return Verdict.ok(f"{file} loads and defines {names}.{notes}"), True

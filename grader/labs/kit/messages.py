@@ -22,8 +22,15 @@ def mismatch(path: str, line: int | None, field: str, stored: Any, computed: Any
     return f"{path}:{line}: {field}: stored {stored!r}, the reference computes {computed!r}{note}"
 
 
-def roll_up(verdicts: Mapping[str, Verdict], ok: str, *, tag_kinds: bool = False, dedupe: bool = True,
-            suffix: str = "", details: dict | None = None) -> Verdict:
+def roll_up(
+    verdicts: Mapping[str, Verdict],
+    ok: str,
+    *,
+    tag_kinds: bool = False,
+    dedupe: bool = True,
+    suffix: str = "",
+    details: dict | None = None,
+) -> Verdict:
     """A random case's verdicts as its one `random` verdict: `ok` when all pass, else the
     failing messages (`tag_kinds`: each prefixed with the kinds it failed; `dedupe`: an
     error that fails several kinds alike is said once), the classic bugs named by any of

@@ -30,9 +30,16 @@ def rng(seed: int, index: int) -> random.Random:
 
 def int_range(default: list[int], low: int, high: int) -> Setting:
     """A setting [a, b] of whole numbers with low <= a <= b <= high."""
-    return Setting(default, lambda v: (isinstance(v, (list, tuple)) and len(v) == 2
-                                           and all(type(x) is int for x in v) and low <= v[0] <= v[1] <= high),
-                   f"must be a range [low, high] of whole numbers within {low}..{high}")
+    return Setting(
+        default,
+        lambda v: (
+            isinstance(v, (list, tuple))
+            and len(v) == 2
+            and all(type(x) is int for x in v)
+            and low <= v[0] <= v[1] <= high
+        ),
+        f"must be a range [low, high] of whole numbers within {low}..{high}",
+    )
 
 
 def read_settings(spec: Spec, declared: Mapping[str, Setting]) -> dict[str, Any]:
@@ -42,8 +49,9 @@ def read_settings(spec: Spec, declared: Mapping[str, Setting]) -> dict[str, Any]
     settings = {key: s.default for key, s in declared.items() if s.default is not OMITTED}
     for key, value in spec.random.params.items():
         if key not in declared:
-            raise spec.error(spec.raw["random"], key, f"random.{key}",
-                             f"unknown setting; expected one of {', '.join(declared)}")
+            raise spec.error(
+                spec.raw["random"], key, f"random.{key}", f"unknown setting; expected one of {', '.join(declared)}"
+            )
         settings[key] = value
     for key, setting in declared.items():
         if key in settings and not setting.valid(settings[key]):

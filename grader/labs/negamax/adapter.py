@@ -23,8 +23,12 @@ class NegamaxLab(Lab):
     name = "negamax"
     bug_hints = SIGN_HINTS
     kinds = ("value", "nodes", "choice", "bounds")
-    probe = ProbeSetup("negamax", {"value": 4, "alphaBeta": 4, "best_move": 2}, Path(__file__).with_name("observer.py"),
-                       _game_modules())
+    probe = ProbeSetup(
+        "negamax",
+        {"value": 4, "alphaBeta": 4, "best_move": 2},
+        Path(__file__).with_name("observer.py"),
+        _game_modules(),
+    )
     api = {
         "value": "value(State, player, alpha=-1, beta=1)",
         "alphaBeta": "alphaBeta(State, player, alpha, beta)",

@@ -44,8 +44,12 @@ class Position:
         return f"The state (player = {self.player}):{drawn(self.game.describe(self.state))}"
 
     def request_call(self, function: str, *window: float, trace: bool = False) -> dict:
-        return {"function": function, "state": self.game.encode(self.state),
-                "args": [self.player, *window], "trace": trace}
+        return {
+            "function": function,
+            "state": self.game.encode(self.state),
+            "args": [self.player, *window],
+            "trace": trace,
+        }
 
     def successors(self) -> list:
         return self.game.next_states(self.state, self.player)
@@ -104,8 +108,12 @@ class PositionCase:
         needed = {key for kind in self.header.checks for key in self.EXPECT[kind]}
         for key in expect:
             if key not in needed:
-                raise spec.error(expect, key, f"{where}.expect.{key}",
-                                 f"not used by this case's checks; expected {', '.join(sorted(needed))}")
+                raise spec.error(
+                    expect,
+                    key,
+                    f"{where}.expect.{key}",
+                    f"not used by this case's checks; expected {', '.join(sorted(needed))}",
+                )
         for key in sorted(needed):
             kind, what = self.EXPECT_TYPES[key]
             require(spec, expect, key, f"{where}.expect.{key}", kind, what)
@@ -113,8 +121,12 @@ class PositionCase:
             successors = [self.position.game.encode(s) for s in self.position.successors()]
             for number, move in enumerate(expect["moves"]):
                 if move not in successors:
-                    raise spec.error(expect, "moves", f"{where}.expect.moves[{number}]",
-                                     f"{move!r} is not a successor of the case's state")
+                    raise spec.error(
+                        expect,
+                        "moves",
+                        f"{where}.expect.moves[{number}]",
+                        f"{move!r} is not a successor of the case's state",
+                    )
 
     @staticmethod
     def _read_window(spec: Spec, raw: LineDict, where: str) -> tuple[float, ...]:
@@ -123,10 +135,19 @@ class PositionCase:
         if "window" not in raw:
             return ()
         window = raw["window"]
-        if not (isinstance(window, list) and len(window) == 2 and all(is_number(w) for w in window)
-                and window[0] <= -1 and window[1] >= 1):
-            raise spec.error(raw, "window", f"{where}.window",
-                             "must be [alpha, beta] with alpha <= -1 and beta >= 1 (e.g. [-.inf, .inf])")
+        if not (
+            isinstance(window, list)
+            and len(window) == 2
+            and all(is_number(w) for w in window)
+            and window[0] <= -1
+            and window[1] >= 1
+        ):
+            raise spec.error(
+                raw,
+                "window",
+                f"{where}.window",
+                "must be [alpha, beta] with alpha <= -1 and beta >= 1 (e.g. [-.inf, .inf])",
+            )
         return tuple(window)
 
     def verify(self, path: str) -> list[str]:
@@ -139,9 +160,17 @@ class PositionCase:
             actual.update(calls=search.calls, expansions=search.next_states_calls)
         if "moves" in self.expect:
             actual["moves"] = [game.encode(s) for s in optimal_successors(game, state, player)]
-        return [mismatch(path, self.expect.lines.get(key, self.expect.line), f"{self.where}.expect.{key}",
-                         self.expect[key], value)
-                for key, value in actual.items() if self.expect[key] != value]
+        return [
+            mismatch(
+                path,
+                self.expect.lines.get(key, self.expect.line),
+                f"{self.where}.expect.{key}",
+                self.expect[key],
+                value,
+            )
+            for key, value in actual.items()
+            if self.expect[key] != value
+        ]
 
 
 class BoundsCase:
@@ -162,8 +191,12 @@ class BoundsCase:
             self.positions.append(read_position(spec, game, node, f"{where}.positions[{number}]"))
         values = require(spec, expect, "values", f"{where}.expect.values", list, "the true value of each position")
         if len(values) != len(self.positions) or not all(v in (-1, 0, 1) for v in values):
-            raise spec.error(expect, "values", f"{where}.expect.values",
-                             f"must list one value -1, 0 or 1 per position ({len(self.positions)})")
+            raise spec.error(
+                expect,
+                "values",
+                f"{where}.expect.values",
+                f"must list one value -1, 0 or 1 per position ({len(self.positions)})",
+            )
         self.values = list(values)
 
     def verify(self, path: str) -> list[str]:
@@ -171,12 +204,21 @@ class BoundsCase:
         if actual == self.values:
             return []
         wrong = [i for i, (a, b) in enumerate(zip(actual, self.values)) if a != b]
-        return [mismatch(path, self.expect.lines.get("values", self.expect.line), f"{self.where}.expect.values",
-                         self.values, actual, f" (positions {wrong} differ)")]
+        return [
+            mismatch(
+                path,
+                self.expect.lines.get("values", self.expect.line),
+                f"{self.where}.expect.values",
+                self.values,
+                actual,
+                f" (positions {wrong} differ)",
+            )
+        ]
 
 
 def read_cases(spec: Spec) -> list[PositionCase | BoundsCase]:
     names: set[str] = set()
-    return [(BoundsCase if "positions" in raw else PositionCase)(spec, index, raw, names)
-            for index, raw in enumerate(spec.cases)]
-
+    return [
+        (BoundsCase if "positions" in raw else PositionCase)(spec, index, raw, names)
+        for index, raw in enumerate(spec.cases)
+    ]

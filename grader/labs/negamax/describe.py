@@ -45,4 +45,3 @@ def difference(seen: int, expected: int) -> str:
 
 def game_name(game: Game) -> str:
     return {"tictactoe": "tic-tac-toe", "nim": "Nim", "tree": "a game tree"}.get(game.name, game.name)
-

@@ -11,17 +11,22 @@ from ...checks.show import is_number
 from .cases import Position
 
 SIGN_HINTS = {  # sign errors, recognised by replaying the course's search with each one
-    "value_not_negated": ("a sign error: the value of each successor is not negated. A successor's value is from "
-                          "the other player's side, so its sign must flip: "
-                          "val = max(val, -value(ns, other(player), -beta, -alpha))."),
-    "utility_negated": ("a sign error: the utility of a finished state is negated. Return utility(State, player) "
-                        "as it is (it is already from the point of view of `player`); the minus belongs before "
-                        "the recursive value(...)."),
+    "value_not_negated": (
+        "a sign error: the value of each successor is not negated. A successor's value is from "
+        "the other player's side, so its sign must flip: "
+        "val = max(val, -value(ns, other(player), -beta, -alpha))."
+    ),
+    "utility_negated": (
+        "a sign error: the utility of a finished state is negated. Return utility(State, player) "
+        "as it is (it is already from the point of view of `player`); the minus belongs before "
+        "the recursive value(...)."
+    ),
 }
 
 
-def signed_search(game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str,
-                   start: float | None) -> tuple[float, tuple]:
+def signed_search(
+    game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str, start: float | None
+) -> tuple[float, tuple]:
     """The course's alpha-beta with one sign error (`bug`: a SIGN_HINTS name):
     its result and the states it expands, in order, as the observer encodes them."""
     trace: list = []
@@ -56,7 +61,7 @@ def sign_error(observed: dict, position: Position, window: tuple[float, ...] = (
     for bug in SIGN_HINTS:
         for start in (None, -inf):
             returned, trace = signed_search(position.game, position.state, position.player, alpha, beta, bug, start)
-            if expansions == len(trace) and tuple(seen) == trace[:len(seen)] and observed.get("returned") == returned:
+            if expansions == len(trace) and tuple(seen) == trace[: len(seen)] and observed.get("returned") == returned:
                 found.add(bug)
                 break
     return frozenset(found)
@@ -67,10 +72,13 @@ def count_hint(counter: Any, expected: int) -> str:
     if not is_number(counter) or counter == 0:
         return ""
     if counter < expected:
-        return ("Your search expanded exactly the states the reference expands, so calls of value are missing "
-                "from the count: add 1 in value, once per call, and let alphaBeta recurse through value "
-                "(never through alphaBeta itself).")
-    return ("Your search expanded exactly the states the reference expands, so the extra calls are counted twice "
-            "or made on finished states that the reference prunes: count once per call of value, and return as "
-            "soon as val >= beta (a successor worth exactly beta must stop the loop too).")
-
+        return (
+            "Your search expanded exactly the states the reference expands, so calls of value are missing "
+            "from the count: add 1 in value, once per call, and let alphaBeta recurse through value "
+            "(never through alphaBeta itself)."
+        )
+    return (
+        "Your search expanded exactly the states the reference expands, so the extra calls are counted twice "
+        "or made on finished states that the reference prunes: count once per call of value, and return as "
+        "soon as val >= beta (a successor worth exactly beta must stop the loop too)."
+    )

@@ -33,8 +33,9 @@ def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
     return lambda: memo[0] if memo else (memo.append(compute()) or memo[0])
 
 
-def judge_value(observed: dict, expected: int, position: Position, call: str,
-                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
+def judge_value(
+    observed: dict, expected: int, position: Position, call: str, sign_bugs: Callable[[], frozenset[str]] | None = None
+) -> Verdict:
     """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
     diagnoses, so the hint shows only when the error explains every case."""
     if observed.get("error"):
@@ -47,8 +48,13 @@ def judge_value(observed: dict, expected: int, position: Position, call: str,
     return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
 
 
-def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
-                sign_bugs: Callable[[], frozenset[str]] | None = None) -> Verdict:
+def judge_nodes(
+    observed: dict,
+    expected: Counts,
+    position: Position,
+    call: str,
+    sign_bugs: Callable[[], frozenset[str]] | None = None,
+) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
     called on against the reference's, each reported on its own. When a sign error reads
     exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
@@ -60,24 +66,33 @@ def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
     expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
     divergence = first_divergence_text(position.game, seen, expansions, expected.trace)
     if divergence is None and expansions == expected.expansions:
-        states_line = ("next_states was never called, as in the reference." if expansions == 0 else
-                       f"next_states was called {counted(expansions, 'time')}, on the same states in the same "
-                       f"order as in the reference.")
+        states_line = (
+            "next_states was never called, as in the reference."
+            if expansions == 0
+            else f"next_states was called {counted(expansions, 'time')}, on the same states in the same "
+            f"order as in the reference."
+        )
         if counter_ok:
             return Verdict.ok(f"{counter_line} {states_line}")
         hint = count_hint(observed.get("counter"), expected.calls)
         return Verdict.fail("\n".join(line for line in (counter_line, states_line, hint) if line))
     off = f" ({difference(expansions, expected.expansions)})" if expansions != expected.expansions else ""
-    states_line = (f"next_states was called {counted(expansions, 'time')}; the reference calls it "
-                   f"{counted(expected.expansions, 'time')}{off}.")
+    states_line = (
+        f"next_states was called {counted(expansions, 'time')}; the reference calls it "
+        f"{counted(expected.expansions, 'time')}{off}."
+    )
     if expansions > expected.expansions:
-        hint = ("Your search prunes less than the reference: return as soon as val >= beta, raise alpha to val "
-                "after each successor, and pass the window negated and swapped: "
-                "value(ns, other(player), -beta, -alpha).")
+        hint = (
+            "Your search prunes less than the reference: return as soon as val >= beta, raise alpha to val "
+            "after each successor, and pass the window negated and swapped: "
+            "value(ns, other(player), -beta, -alpha)."
+        )
     else:
-        hint = ("Your search skips or reorders states the reference searches: go through next_states(State, player) "
-                "in order, cut off only when val >= beta, pass the window negated and swapped: "
-                "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state.")
+        hint = (
+            "Your search skips or reorders states the reference searches: go through next_states(State, player) "
+            "in order, cut off only when val >= beta, pass the window negated and swapped: "
+            "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state."
+        )
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
     lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
     return Verdict.fail("\n".join(line for line in lines if line), bugs)
@@ -85,16 +100,22 @@ def judge_nodes(observed: dict, expected: Counts, position: Position, call: str,
 
 def judge_counter(counter: Any, expected: int, call: str) -> tuple[bool, str]:
     if not is_number(counter):
-        return False, (f"After {call}, num_value_call is {show(counter)}, not a number: value must count "
-                       f"its calls in it ({expected:,} here).")
+        return False, (
+            f"After {call}, num_value_call is {show(counter)}, not a number: value must count "
+            f"its calls in it ({expected:,} here)."
+        )
     if counter == expected:
         return True, f"{call} called value {counted(expected, 'time')}, as expected."
     if counter == 0:
-        return False, (f"After {call}, num_value_call is still 0: value never incremented it. The reference's "
-                       f"value is called {counted(expected, 'time')} here. Begin value with "
-                       f"`global num_value_call` and `num_value_call += 1`.")
-    return False, (f"After {call}, num_value_call is {counter:,}; the reference's value is called "
-                   f"{counted(expected, 'time')} ({difference(int(counter), expected)}).")
+        return False, (
+            f"After {call}, num_value_call is still 0: value never incremented it. The reference's "
+            f"value is called {counted(expected, 'time')} here. Begin value with "
+            f"`global num_value_call` and `num_value_call += 1`."
+        )
+    return False, (
+        f"After {call}, num_value_call is {counter:,}; the reference's value is called "
+        f"{counted(expected, 'time')} ({difference(int(counter), expected)})."
+    )
 
 
 def first_divergence_text(game: Game, seen: list, expansions: int, expected: tuple) -> str | None:
@@ -102,18 +123,21 @@ def first_divergence_text(game: Game, seen: list, expansions: int, expected: tup
     The observer keeps a prefix of very long traces; then only that prefix is compared."""
     reference = list(expected)
     if expansions > len(seen):
-        reference = reference[:len(seen)]
+        reference = reference[: len(seen)]
     index = first_divergence(seen, reference)
     if index is None:
         return None
     if index < len(seen) and index < len(reference):
-        return (f"First difference at next_states call #{index + 1}: yours was on {one_line(game, seen[index])}, "
-                f"the reference's on {one_line(game, reference[index])}.")
+        return (
+            f"First difference at next_states call #{index + 1}: yours was on {one_line(game, seen[index])}, "
+            f"the reference's on {one_line(game, reference[index])}."
+        )
     if index >= len(seen):
-        return (f"Your search stopped after {counted(len(seen), 'call')} of next_states; the reference goes on "
-                f"with {one_line(game, reference[index])}.")
-    return (f"After the reference's last call of next_states, your search went on with "
-            f"{one_line(game, seen[index])}.")
+        return (
+            f"Your search stopped after {counted(len(seen), 'call')} of next_states; the reference goes on "
+            f"with {one_line(game, reference[index])}."
+        )
+    return f"After the reference's last call of next_states, your search went on with {one_line(game, seen[index])}."
 
 
 def judge_choice(observed: dict, position: Position, expected: int, optimal: list, call: str) -> Verdict:
@@ -122,29 +146,37 @@ def judge_choice(observed: dict, position: Position, expected: int, optimal: lis
         return raised(observed, call, position)
     returned, move = observed.get("returned"), observed.get("move")
     if not isinstance(move, dict):
-        return Verdict.fail(f"{call} returned {show(returned)}; it must return a pair (value, next_state).\n"
-                            f"{position.drawing()}")
+        return Verdict.fail(
+            f"{call} returned {show(returned)}; it must return a pair (value, next_state).\n{position.drawing()}"
+        )
     game = position.game
     successors = [game.encode(s) for s in position.successors()]
     problems = []
     if move.get("state") not in successors:
-        problems.append(f"Its second item is not one of the {len(successors)} states "
-                        f"next_states({position.text}, {position.player}) returns.")
+        problems.append(
+            f"Its second item is not one of the {len(successors)} states "
+            f"next_states({position.text}, {position.player}) returns."
+        )
     elif move["state"] not in optimal:
         chosen = game.decode(move["state"])
         worth = -true_value(game, chosen, game.other(position.player))
         best = game.decode(optimal[0])
         more = f" (the first of {len(optimal)} optimal moves)" if len(optimal) > 1 else ""
-        problems.append(f"That move is worth {worth} to player {position.player}, but the state is worth "
-                        f"{expected}: it is not optimal. Your move leads to:{drawn(game.describe(chosen))}\n"
-                        f"An optimal move{more} leads to:{drawn(game.describe(best))}")
+        problems.append(
+            f"That move is worth {worth} to player {position.player}, but the state is worth "
+            f"{expected}: it is not optimal. Your move leads to:{drawn(game.describe(chosen))}\n"
+            f"An optimal move{more} leads to:{drawn(game.describe(best))}"
+        )
     if not (is_number(move.get("value")) and move["value"] == expected):
-        problems.append(f"Its value is {show(move.get('value'))}, but the state is worth {expected} "
-                        f"to player {position.player}.")
+        problems.append(
+            f"Its value is {show(move.get('value'))}, but the state is worth {expected} to player {position.player}."
+        )
     if problems:
         return Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
-    return Verdict.ok(f"{call} returned the value {expected} and an optimal move "
-                      f"({len(optimal)} of the {len(successors)} moves are optimal).")
+    return Verdict.ok(
+        f"{call} returned the value {expected} and an optimal move "
+        f"({len(optimal)} of the {len(successors)} moves are optimal)."
+    )
 
 
 def judge_bounds(probes: list[tuple[BoundProbe, Position]], observed: list[dict]) -> Verdict:
@@ -159,9 +191,11 @@ def judge_bounds(probes: list[tuple[BoundProbe, Position]], observed: list[dict]
     failures = [r for r in results if r[3] is not None or not meets_bound(r[2], r[0])]
     if not failures:
         return Verdict.ok(f"all {len(results)} calls of alphaBeta with narrowed windows met the bound specification.")
-    lines = [f"{len(failures)} of {len(results)} calls of alphaBeta broke the bound specification "
-             f"(v is the true value of the state for the player; alpha <= v <= beta: return exactly v; "
-             f"v < alpha: return at most alpha; v > beta: return at least beta)."]
+    lines = [
+        f"{len(failures)} of {len(results)} calls of alphaBeta broke the bound specification "
+        f"(v is the true value of the state for the player; alpha <= v <= beta: return exactly v; "
+        f"v < alpha: return at most alpha; v > beta: return at least beta)."
+    ]
     for probe, position, returned, error in failures[:SHOWN_FAILURES]:
         outcome = error or f"returned {show(returned)}, but {bound_requirement(probe)}"
         lines.append(f"{probe.call} {outcome}.\n{position.drawing()}")
@@ -173,4 +207,3 @@ def judge_bounds(probes: list[tuple[BoundProbe, Position]], observed: list[dict]
         tally = ", ".join(f"{key} {count}x" for key, count in windows.items())
         lines.append(f"... and {len(failures) - SHOWN_FAILURES} more. Failing calls by window: {tally}.")
     return Verdict.fail("\n".join(lines))
-

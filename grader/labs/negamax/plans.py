@@ -33,9 +33,15 @@ def game_request(case_id: str, game: Game, calls: list[dict]) -> dict:
 
 def bound_calls(positions: list[Position], values: list[int]) -> list[tuple[dict, BoundProbe, Position]]:
     """`alphaBeta` at each position with every window over {-1, 0, 1} and the full one."""
-    return [(position.request_call("alphaBeta", alpha, beta),
-             BoundProbe(position.call("alphaBeta", alpha, beta), alpha, beta, value), position)
-            for position, value in zip(positions, values) for alpha, beta in BOUND_WINDOWS]
+    return [
+        (
+            position.request_call("alphaBeta", alpha, beta),
+            BoundProbe(position.call("alphaBeta", alpha, beta), alpha, beta, value),
+            position,
+        )
+        for position, value in zip(positions, values)
+        for alpha, beta in BOUND_WINDOWS
+    ]
 
 
 def random_plan(number: int, position: Position) -> CasePlan:
@@ -55,13 +61,20 @@ def random_plan(number: int, position: Position) -> CasePlan:
         hint = once(lambda: sign_error(answer(observed), position))
         verdicts = {
             "value": judge_value(answer(observed), value, position, value_call, hint),
-            "nodes": judge_nodes(answer(observed), Counts(search.calls, search.next_states_calls, search.trace),
-                                 position, value_call, hint),
+            "nodes": judge_nodes(
+                answer(observed),
+                Counts(search.calls, search.next_states_calls, search.trace),
+                position,
+                value_call,
+                hint,
+            ),
             "choice": judge_choice(answer(observed, 1), position, value, optimal, position.call("best_move")),
             "bounds": judge_bounds([(probe, p) for _, probe, p in paired], observed[2:]),
         }
-        ok = (f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
-              f"{position.text} ({game_name(game)}).")
+        ok = (
+            f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
+            f"{position.text} ({game_name(game)})."
+        )
         suffix = game_line(game) or f"\nThe game: {game_name(game)}."
         return Judgement({"random": roll_up(verdicts, ok, suffix=suffix)}, hint)  # an error fails all alike: said once
 
@@ -88,8 +101,11 @@ def position_plans(case: PositionCase) -> list[CasePlan]:
                 verdicts["nodes"] = judge_nodes(observed, counts, position, call_text, hint)
             return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
 
-        request = game_request(f"{header.name}/value", position.game,
-                           [position.request_call("value", *window, trace="nodes" in search_kinds)])
+        request = game_request(
+            f"{header.name}/value",
+            position.game,
+            [position.request_call("value", *window, trace="nodes" in search_kinds)],
+        )
         plans.append(CasePlan(header.name, request, search_kinds, judge_search, header.visibility, header.points))
     if "choice" in header.checks:
         value, moves = case.expect["value"], list(case.expect["moves"])

@@ -14,9 +14,11 @@ from ..kit.random_settings import Setting, int_range, read_settings, rng
 from .cases import Position
 
 RANDOM_SETTINGS = {
-    "games": Setting(["tictactoe", "nim", "tree"],  # cycled through, one game per random case
-                     lambda v: isinstance(v, list) and bool(v) and set(v) <= set(GAMES),
-                     f"must be a non-empty list drawn from {', '.join(GAMES)}"),
+    "games": Setting(
+        ["tictactoe", "nim", "tree"],  # cycled through, one game per random case
+        lambda v: isinstance(v, list) and bool(v) and set(v) <= set(GAMES),
+        f"must be a non-empty list drawn from {', '.join(GAMES)}",
+    ),
     "tictactoe_moves": int_range([2, 6], 0, 8),  # random moves played from the start
     "nim_heaps": int_range([2, 3], 1, 6),  # number of heaps
     "nim_size": int_range([1, 3], 1, 6),  # objects per heap
@@ -31,8 +33,7 @@ def random_positions(spec: Spec, seed: int) -> list[Position]:
     assert spec.random is not None
     settings = read_settings(spec, RANDOM_SETTINGS)
     games = settings["games"]
-    return [random_position(games[i % len(games)], settings, rng(seed, i))
-            for i in range(spec.random.count)]
+    return [random_position(games[i % len(games)], settings, rng(seed, i)) for i in range(spec.random.count)]
 
 
 def random_position(name: str, settings: dict[str, Any], rng: random.Random) -> Position:
@@ -50,9 +51,14 @@ def random_position(name: str, settings: dict[str, Any], rng: random.Random) -> 
         heaps = [rng.randint(*settings["nim_size"]) for _ in range(rng.randint(*settings["nim_heaps"]))]
         player = rng.choice([0, 1])
         return Position(load_game("nim", heaps=heaps), (tuple(heaps), player), player)
-    tree = random_tree(rng, branching=tuple(settings["tree_branching"]), depth=tuple(settings["tree_depth"]),
-                       values="int", value_range=(-1, 1), tie_rate=settings["tree_tie_rate"])
+    tree = random_tree(
+        rng,
+        branching=tuple(settings["tree_branching"]),
+        depth=tuple(settings["tree_depth"]),
+        values="int",
+        value_range=(-1, 1),
+        tie_rate=settings["tree_tie_rate"],
+    )
     graph = {node: list(children) for node, children in tree.children.items()}
     game = load_game("tree", graph=graph, terminal_nodes=dict(tree.values), root=tree.root)
     return Position(game, tree.root, game.players[0])
-

@@ -23,8 +23,12 @@ def _rules_module() -> tuple[tuple[str, str], ...]:
 
 class TicTacToeLab(Lab):
     name = "tictactoe"
-    probe = ProbeSetup("tictactoe", {"game_over": 1, "maximize": 7, "minimize": 7, "minimax": 2},
-                       Path(__file__).with_name("observer.py"), _rules_module())
+    probe = ProbeSetup(
+        "tictactoe",
+        {"game_over": 1, "maximize": 7, "minimize": 7, "minimax": 2},
+        Path(__file__).with_name("observer.py"),
+        _rules_module(),
+    )
     api = {
         "game_over": "game_over(matrix)",
         "maximize": "maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)",
@@ -42,8 +46,10 @@ class TicTacToeLab(Lab):
         return game_over_plans(case) if isinstance(case, GameOverCase) else position_plans(case)
 
     def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
-        return [random_plan(index + 1, position, finished)
-                for index, (position, finished) in enumerate(random_positions(spec, seed))]
+        return [
+            random_plan(index + 1, position, finished)
+            for index, (position, finished) in enumerate(random_positions(spec, seed))
+        ]
 
     def check_random(self, spec: Spec) -> None:
         random_positions(spec, 0)

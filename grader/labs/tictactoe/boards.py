@@ -53,4 +53,3 @@ def outcome(points: int, player: int) -> str:
         moves = 10 + points
         return f"{MARK[player]} loses {moves} moves from now at best: score {moves} - 10 = {points}"
     return "best play on both sides ends in a draw: score 0"
-

@@ -34,8 +34,13 @@ MINIMAX_KINDS = ("value", "nodes", "pruned", "choice")
 POSITION_KINDS = (*MINIMAX_KINDS, "bounds")
 
 
-EXPECT_KEYS = {"value": ("points",), "nodes": ("nodes_visited", "expanded"), "pruned": ("expanded",),
-               "choice": ("points", "moves"), "bounds": ("bound_values",)}
+EXPECT_KEYS = {
+    "value": ("points",),
+    "nodes": ("nodes_visited", "expanded"),
+    "pruned": ("expanded",),
+    "choice": ("points", "moves"),
+    "bounds": ("bound_values",),
+}
 
 
 # maximize / minimize are called directly on a position: (function, player relative to the
@@ -112,9 +117,13 @@ def bound_value(position: Position, function: str) -> int:
 
 def reference_expectations(position: Position) -> Expected:
     result = lab_minimax(position.array(), position.player)
-    return Expected(result.points, result.nodes_visited, frozenset(optimal_moves(position.array(), position.player)),
-                    Expansions.listed(position, result.expanded),
-                    {function: bound_value(position, function) for function, _, _ in BOUND_SEARCHES})
+    return Expected(
+        result.points,
+        result.nodes_visited,
+        frozenset(optimal_moves(position.array(), position.player)),
+        Expansions.listed(position, result.expanded),
+        {function: bound_value(position, function) for function, _, _ in BOUND_SEARCHES},
+    )
 
 
 def read_board(spec: Spec, container: Any, key: Any, where: str) -> str:
@@ -138,12 +147,16 @@ class GameOverCase:
         if not listed:
             raise spec.error(raw, "boards", f"{where}.boards", "must list at least one board")
         self.boards = [read_board(spec, listed, i, f"{where}.boards[{i}]") for i in range(len(listed))]
-        pairs = require(spec, expect, "game_over", f"{where}.expect.game_over", list,
-                        "one [finished, status] pair per board")
+        pairs = require(
+            spec, expect, "game_over", f"{where}.expect.game_over", list, "one [finished, status] pair per board"
+        )
         if len(pairs) != len(self.boards) or not all(is_pair(p) for p in pairs):
-            raise spec.error(expect, "game_over", f"{where}.expect.game_over",
-                             f"must list one [finished, status] pair (true/false, 1/-1/0) per board "
-                             f"({len(self.boards)})")
+            raise spec.error(
+                expect,
+                "game_over",
+                f"{where}.expect.game_over",
+                f"must list one [finished, status] pair (true/false, 1/-1/0) per board ({len(self.boards)})",
+            )
         self.expected = [(bool(f), int(s)) for f, s in pairs]
 
     def verify(self, path: str) -> list[str]:
@@ -152,13 +165,26 @@ class GameOverCase:
         if not wrong:
             return []
         line = self.expect.lines.get("game_over", self.expect.line)
-        return [mismatch(path, line, f"{self.where}.expect.game_over[{i}] ({self.boards[i]})", list(self.expected[i]),
-                         list(actual[i])) for i in wrong]
+        return [
+            mismatch(
+                path,
+                line,
+                f"{self.where}.expect.game_over[{i}] ({self.boards[i]})",
+                list(self.expected[i]),
+                list(actual[i]),
+            )
+            for i in wrong
+        ]
 
 
 def is_pair(value: Any) -> bool:
-    return (isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool)
-            and value[1] in (-1, 0, 1) and not isinstance(value[1], bool))
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], bool)
+        and value[1] in (-1, 0, 1)
+        and not isinstance(value[1], bool)
+    )
 
 
 class PositionCase:
@@ -178,31 +204,42 @@ class PositionCase:
         array = parse_board(board)
         movers, others = np.count_nonzero(array == player), np.count_nonzero(array == -player)
         if not is_legal(array) or game_over(array)[0] or others - movers not in (0, 1):
-            raise spec.error(raw, "board", f"{where}.board",
-                             f"must be a legal unfinished board on which {MARK[player]} may move")
+            raise spec.error(
+                raw, "board", f"{where}.board", f"must be a legal unfinished board on which {MARK[player]} may move"
+            )
         self.position = Position(board, player)
         needed = {key for kind in self.header.checks for key in EXPECT_KEYS[kind]}
         for key in expect:
             if key not in needed:
-                raise spec.error(expect, key, f"{where}.expect.{key}",
-                                 f"not used by this case's checks; expected {', '.join(sorted(needed))}")
+                raise spec.error(
+                    expect,
+                    key,
+                    f"{where}.expect.{key}",
+                    f"not used by this case's checks; expected {', '.join(sorted(needed))}",
+                )
         self.expected = self._read_expected(spec, needed)
 
     def _read_expected(self, spec: Spec, needed: set[str]) -> Expected:
         where, expect, position = self.where, self.expect, self.position
-        what = {"points": (int, "the value minimax returns"),
-                "nodes_visited": (int, "the nodes_visited minimax returns"),
-                "moves": (list, "the list of optimal moves (boards in notation)"),
-                "expanded": ((list, dict), "the boards expanded (a list, or {count, sha256})"),
-                "bound_values": (dict, "{maximize: value, minimize: value}, true values at those depths")}
+        what = {
+            "points": (int, "the value minimax returns"),
+            "nodes_visited": (int, "the nodes_visited minimax returns"),
+            "moves": (list, "the list of optimal moves (boards in notation)"),
+            "expanded": ((list, dict), "the boards expanded (a list, or {count, sha256})"),
+            "bound_values": (dict, "{maximize: value, minimize: value}, true values at those depths"),
+        }
         for key in sorted(needed):
             require(spec, expect, key, f"{where}.expect.{key}", *what[key])
         moves = frozenset(expect.get("moves", ()))
         children = set(position.children())
         for move in moves:
             if move not in children:
-                raise spec.error(expect, "moves", f"{where}.expect.moves",
-                                 f"{move!r} is not a move of {MARK[position.player]} on {position.board!r}")
+                raise spec.error(
+                    expect,
+                    "moves",
+                    f"{where}.expect.moves",
+                    f"{move!r} is not a move of {MARK[position.player]} on {position.board!r}",
+                )
         expanded = expect.get("expanded")
         if isinstance(expanded, dict):
             if set(expanded) != {"count", "sha256"} or not isinstance(expanded["count"], int):
@@ -213,15 +250,20 @@ class PositionCase:
         values = expect.get("bound_values", {})
         functions = {function for function, _, _ in BOUND_SEARCHES}
         if values and (set(values) != functions or not all(is_number(v) for v in values.values())):
-            raise spec.error(expect, "bound_values", f"{where}.expect.bound_values",
-                             "must be {maximize: N, minimize: N}")
+            raise spec.error(
+                expect, "bound_values", f"{where}.expect.bound_values", "must be {maximize: N, minimize: N}"
+            )
         return Expected(expect.get("points", 0), expect.get("nodes_visited", 0), moves, expansions, dict(values))
 
     def verify(self, path: str) -> list[str]:
         truth = reference_expectations(self.position)
         stored = self.expect
-        actual: dict[str, Any] = {"points": truth.points, "nodes_visited": truth.nodes_visited,
-                                  "moves": sorted(truth.moves), "bound_values": truth.bound_values}
+        actual: dict[str, Any] = {
+            "points": truth.points,
+            "nodes_visited": truth.nodes_visited,
+            "moves": sorted(truth.moves),
+            "bound_values": truth.bound_values,
+        }
         boards = list(truth.expanded.boards or ())
         digest = {"count": len(boards), "sha256": expansions_digest(boards)}
         actual["expanded"] = digest if isinstance(stored.get("expanded"), dict) else boards
@@ -229,13 +271,15 @@ class PositionCase:
         for key in stored:
             mine = sorted(stored[key]) if key == "moves" else stored[key]
             if mine != actual[key]:
-                problems.append(mismatch(path, stored.lines.get(key, stored.line), f"{self.where}.expect.{key}", mine,
-                                         actual[key]))
+                problems.append(
+                    mismatch(path, stored.lines.get(key, stored.line), f"{self.where}.expect.{key}", mine, actual[key])
+                )
         return problems
 
 
 def read_cases(spec: Spec) -> list[GameOverCase | PositionCase]:
     names: set[str] = set()
-    return [(GameOverCase if "boards" in raw else PositionCase)(spec, index, raw, names)
-            for index, raw in enumerate(spec.cases)]
-
+    return [
+        (GameOverCase if "boards" in raw else PositionCase)(spec, index, raw, names)
+        for index, raw in enumerate(spec.cases)
+    ]

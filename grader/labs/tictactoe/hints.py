@@ -28,8 +28,10 @@ _OPERAND_TYPES = re.compile(r"unsupported operand type\(s\) for (\S+): '(\w+)' a
 _NOT_DEFINED = re.compile(r"name '(\w+)' is not defined|local variable '(\w+)'")
 
 
-MINIMAX_HOW = ("initialise infinite_number = 100000, alpha = -infinite_number and beta = infinite_number, "
-               "then `choice, score, nodes_visited = maximize(matrix, player, player, 0, alpha, beta, 0)`")
+MINIMAX_HOW = (
+    "initialise infinite_number = 100000, alpha = -infinite_number and beta = infinite_number, "
+    "then `choice, score, nodes_visited = maximize(matrix, player, player, 0, alpha, beta, 0)`"
+)
 
 
 def raised(observation: dict, call: str) -> str:
@@ -52,23 +54,29 @@ def error_hint(error: dict, assignments: list[list]) -> str:
     frames = error.get("frames") or []
     last = frames[-1] if frames else None
     if error.get("type") == "TypeError" and "unpack" in message and "NoneType" in message:
-        return ("A search returned None instead of three values: every path of maximize and minimize "
-                "must end in `return choice, utility, nodes_visited`.")
+        return (
+            "A search returned None instead of three values: every path of maximize and minimize "
+            "must end in `return choice, utility, nodes_visited`."
+        )
     if error.get("type") == "TypeError" and "NoneType" in message:
         names = _none_operands(message, last[3] if last else "")
         placeholders = skeleton_placeholders()
         blamed = [a for a in assignments if _assigned(a) in names and _assigned(a) in placeholders]
         if blamed:
-            return "\n".join(f"line {line} of {file}: `{_code(text)}` is the skeleton's placeholder: "
-                             f"{placeholders[_assigned([file, line, function, text])]}."
-                             for file, line, function, text in blamed)
+            return "\n".join(
+                f"line {line} of {file}: `{_code(text)}` is the skeleton's placeholder: "
+                f"{placeholders[_assigned([file, line, function, text])]}."
+                for file, line, function, text in blamed
+            )
         where = f" (`{last[3]}`)" if last else ""
         return f"A variable in that line{where} still holds None: give it a number before it is compared or added."
     if error.get("type") in ("NameError", "UnboundLocalError") and last and last[2] == "minimax":
         match = _NOT_DEFINED.search(message)
         name = next((g for g in match.groups() if g), "a name") if match else "a name"
-        return (f"line {last[1]} of {last[0]}: minimax uses `{name}` before anything assigns it, as the skeleton "
-                f"leaves it: {MINIMAX_HOW}.")
+        return (
+            f"line {last[1]} of {last[0]}: minimax uses `{name}` before anything assigns it, as the skeleton "
+            f"leaves it: {MINIMAX_HOW}."
+        )
     return ""
 
 
@@ -110,11 +118,15 @@ def game_over_hints(failures: list) -> list[str]:
     early = any(not t[0] and p is not None and p[0] for _, t, p, _ in failures)
     status = any(p is not None and p[1] != t[1] for _, t, p, _ in failures)
     if missed_wins:
-        hints.append("When game_status(matrix) is not 0, someone has three in a row: set game_finished = True "
-                     "(where the skeleton says #Write code here).")
+        hints.append(
+            "When game_status(matrix) is not 0, someone has three in a row: set game_finished = True "
+            "(where the skeleton says #Write code here)."
+        )
     if missed_draws:
-        hints.append("A full board ends the game too, even without three in a row: when no cell is empty "
-                     "(abs(matrix).sum() == 9), set game_finished = True (where the skeleton says #Write code here).")
+        hints.append(
+            "A full board ends the game too, even without three in a row: when no cell is empty "
+            "(abs(matrix).sum() == 9), set game_finished = True (where the skeleton says #Write code here)."
+        )
     if early:
         hints.append("A game is over only when someone has three in a row or no cell is empty.")
     if status:
@@ -122,4 +134,3 @@ def game_over_hints(failures: list) -> list[str]:
     if any(p is None and not c.startswith("game_over(board) raised") for _, _, p, c in failures):
         hints.append("game_over must return a pair: (game_finished, status).")
     return hints
-

@@ -41,8 +41,10 @@ def judge_game_over(boards: list[str], expected: list[tuple[bool, int]], calls: 
     for board, truth, _, came_back in failures[:SHOWN_FAILURES]:
         lines.append(f"{came_back}; expected ({truth[0]}, {truth[1]}): {game_state(board, truth)}.\n{drawn(board)}")
     if len(failures) > SHOWN_FAILURES:
-        lines.append(f"... and {len(failures) - SHOWN_FAILURES} more: "
-                     + ", ".join(f'"{b}"' for b, *_ in failures[SHOWN_FAILURES:]))
+        lines.append(
+            f"... and {len(failures) - SHOWN_FAILURES} more: "
+            + ", ".join(f'"{b}"' for b, *_ in failures[SHOWN_FAILURES:])
+        )
     lines.extend(game_over_hints(failures))
     return Verdict.fail("\n".join(lines))
 
@@ -57,16 +59,20 @@ def returned_pair(returned: Any) -> tuple[bool, int] | None:
     return bool(finished), status
 
 
-def judge_minimax(observation: dict, position: Position, expected: Expected,
-                  kinds: tuple[str, ...]) -> dict[str, Verdict]:
+def judge_minimax(
+    observation: dict, position: Position, expected: Expected, kinds: tuple[str, ...]
+) -> dict[str, Verdict]:
     call = position.call("minimax", position.player)
     if observation.get("error"):
         failed = Verdict.fail(f"{raised(observation, call)}\n{position.drawing()}")
         return {kind: failed for kind in kinds}
     if "points" not in observation:
         returned = observation.get("returned")
-        why = ("does minimax end with `return choice, score, nodes_visited`?" if returned is None
-               else "it must return three things: (choice, score, nodes_visited).")
+        why = (
+            "does minimax end with `return choice, score, nodes_visited`?"
+            if returned is None
+            else "it must return three things: (choice, score, nodes_visited)."
+        )
         failed = Verdict.fail(f"{call} returned {show(returned)}: {why}\n{position.drawing()}")
         return {kind: failed for kind in kinds}
     judges: dict[str, Callable[[], Verdict]] = {
@@ -82,8 +88,10 @@ def judge_value(observation: dict, position: Position, expected: Expected, call:
     points = observation.get("points")
     if is_number(points) and points == expected.points:
         return Verdict.ok(f"{call} returned score {show(points)}, as expected.")
-    return Verdict.fail(f"{call} returned score {show(points)}, expected {expected.points}: "
-                        f"{outcome(expected.points, position.player)}.\n{position.drawing()}")
+    return Verdict.fail(
+        f"{call} returned score {show(points)}, expected {expected.points}: "
+        f"{outcome(expected.points, position.player)}.\n{position.drawing()}"
+    )
 
 
 def judge_nodes(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
@@ -91,26 +99,36 @@ def judge_nodes(observation: dict, position: Position, expected: Expected, call:
     if is_number(nodes) and nodes == expected.nodes_visited:
         return Verdict.ok(f"{call} returned nodes_visited = {expected.nodes_visited:,}, as expected.")
     if not is_number(nodes):
-        return Verdict.fail(f"{call} returned nodes_visited = {show(nodes)}, expected the number "
-                            f"{expected.nodes_visited:,}.\n{position.drawing()}")
+        return Verdict.fail(
+            f"{call} returned nodes_visited = {show(nodes)}, expected the number "
+            f"{expected.nodes_visited:,}.\n{position.drawing()}"
+        )
     more = "more" if nodes > expected.nodes_visited else "fewer"
-    lines = [f"{call} returned nodes_visited = {nodes:,}; the reference counts {expected.nodes_visited:,} "
-             f"({abs(nodes - expected.nodes_visited):,} {more})."]
+    lines = [
+        f"{call} returned nodes_visited = {nodes:,}; the reference counts {expected.nodes_visited:,} "
+        f"({abs(nodes - expected.nodes_visited):,} {more})."
+    ]
     seen, total = expanded_boards(observation)
     finished_boards = expected.nodes_visited - (expected.expanded.count - 1)
     if total == 0:
         lines.append("(The grader could not watch your search: it never called get_childs.)")
     elif not expected.expanded.same(seen, total):
-        lines.append("Your search expands other boards than the reference (see the pruned check); "
-                     "the count follows once the search does.")
+        lines.append(
+            "Your search expands other boards than the reference (see the pruned check); "
+            "the count follows once the search does."
+        )
     elif nodes == finished_boards:
-        lines.append(f"Your search expanded the same boards as the reference, and {nodes:,} is the number of "
-                     f"finished boards it reached: count every child, not only finished boards "
-                     f"(nodes_visited = nodes_visited + 1 just before each recursive call).")
+        lines.append(
+            f"Your search expanded the same boards as the reference, and {nodes:,} is the number of "
+            f"finished boards it reached: count every child, not only finished boards "
+            f"(nodes_visited = nodes_visited + 1 just before each recursive call)."
+        )
     else:
-        lines.append("Your search expanded the same boards as the reference, so the count itself is off: add 1 "
-                     "for every child just before its recursive call, and carry the count the call returns "
-                     "(`_, utility, nodes_visited = minimize(...)`).")
+        lines.append(
+            "Your search expanded the same boards as the reference, so the count itself is off: add 1 "
+            "for every child just before its recursive call, and carry the count the call returns "
+            "(`_, utility, nodes_visited = minimize(...)`)."
+        )
     lines.append(position.drawing())
     return Verdict.fail("\n".join(lines))
 
@@ -126,20 +144,29 @@ def judge_pruned(observation: dict, position: Position, expected: Expected, call
     seen, total = expanded_boards(observation)
     reference = expected.expanded
     if reference.same(seen, total):
-        return Verdict.ok(f"your search called get_childs on the same {total:,} boards, in the same order, "
-                          f"as the reference.")
+        return Verdict.ok(
+            f"your search called get_childs on the same {total:,} boards, in the same order, as the reference."
+        )
     if total == 0:
-        return Verdict.fail(f"During {call} your code never called get_childs, so the grader can't see which boards "
-                            f"your search expands (the reference expands {reference.count:,}). maximize and "
-                            f"minimize must get the children with `childs = get_childs(matrix, active_turn)` "
-                            f"(the given helper or your own version of it).\n{position.drawing()}")
+        return Verdict.fail(
+            f"During {call} your code never called get_childs, so the grader can't see which boards "
+            f"your search expands (the reference expands {reference.count:,}). maximize and "
+            f"minimize must get the children with `childs = get_childs(matrix, active_turn)` "
+            f"(the given helper or your own version of it).\n{position.drawing()}"
+        )
     full = reference.full()
-    compared = full[:len(seen)] if total > len(seen) else full  # a very long trace is kept only in part
+    compared = full[: len(seen)] if total > len(seen) else full  # a very long trace is kept only in part
     index = first_divergence(seen, compared)
     more = "more" if total > reference.count else "fewer"
-    lines = [f"During {call} your search called get_childs on {total:,} boards; the reference on "
-             f"{reference.count:,}" + (f" ({abs(total - reference.count):,} {more})." if total != reference.count
-                                       else ", but not the same ones in the same order.")]
+    lines = [
+        f"During {call} your search called get_childs on {total:,} boards; the reference on "
+        f"{reference.count:,}"
+        + (
+            f" ({abs(total - reference.count):,} {more})."
+            if total != reference.count
+            else ", but not the same ones in the same order."
+        )
+    ]
     if index is not None and index < len(seen) and index < len(full):
         lines.append(f"The first {index:,} expansions agree; expansion #{index + 1:,} differs:")
         lines.append(side_by_side(("your search expands", seen[index]), ("the reference expands", full[index])))
@@ -152,25 +179,36 @@ def judge_pruned(observation: dict, position: Position, expected: Expected, call
         lines.append(drawn(full[index]))
     elif index is not None:
         lines.append(f"After the reference's last expansion, your search went on with:\n{drawn(seen[index])}")
-    finished = next((label for label in seen if (board := board_of(label)) is not None and game_over(board)[0]),
-                    None)
+    finished = next((label for label in seen if (board := board_of(label)) is not None and game_over(board)[0]), None)
     if finished is not None:
         state = game_state(finished, game_over(parse_board(finished)))
-        lines.append(f"Your search asked for the children of a finished board ({state}):\n{drawn(finished)}\n"
-                     f"maximize and minimize must return at once on a board where game_over says the game is "
-                     f"finished.")
+        lines.append(
+            f"Your search asked for the children of a finished board ({state}):\n{drawn(finished)}\n"
+            f"maximize and minimize must return at once on a board where game_over says the game is "
+            f"finished."
+        )
     elif total > reference.count:
-        lines.append("Your search prunes less than the reference: stop the loop as soon as maxUtility >= beta "
-                     "(minUtility <= alpha), and raise alpha (lower beta) whenever the best utility improves it.")
+        lines.append(
+            "Your search prunes less than the reference: stop the loop as soon as maxUtility >= beta "
+            "(minUtility <= alpha), and raise alpha (lower beta) whenever the best utility improves it."
+        )
     elif total < reference.count:
-        lines.append("Your search skips boards the reference expands: go through every child in the order "
-                     "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
-                     "only boards where someone has won or no cell is empty as finished.")
+        lines.append(
+            "Your search skips boards the reference expands: go through every child in the order "
+            "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
+            "only boards where someone has won or no cell is empty as finished."
+        )
     lines.append(position.drawing())
     cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
     # the lists stop at the first difference; the totals are the whole searches' counts
-    details = {"view": "boards", "board": position.board, "seen": seen[:cut], "expected": full[:cut],
-               "seen_total": total, "expected_total": reference.count}
+    details = {
+        "view": "boards",
+        "board": position.board,
+        "seen": seen[:cut],
+        "expected": full[:cut],
+        "seen_total": total,
+        "expected_total": reference.count,
+    }
     return Verdict.fail("\n".join(lines)).with_details(details)
 
 
@@ -180,27 +218,36 @@ def judge_choice(observation: dict, position: Position, expected: Expected, call
         choice = f"{NOT_A_BOARD}{show(choice)}"
     optimal = sorted(expected.moves)
     if choice in expected.moves:
-        return Verdict.ok(f"{call} chose an optimal move ({len(optimal)} of {len(position.children())} "
-                          f"moves are optimal).")
+        return Verdict.ok(
+            f"{call} chose an optimal move ({len(optimal)} of {len(position.children())} moves are optimal)."
+        )
     if choice is None:
-        text = (f"{call} returned choice = None: minimax must return the board after its move "
-                f"(the child kept when its utility was the best so far).")
+        text = (
+            f"{call} returned choice = None: minimax must return the board after its move "
+            f"(the child kept when its utility was the best so far)."
+        )
     elif choice.startswith(NOT_A_BOARD):
         text = f"{call} returned a choice that is {choice[1:]}, not a board: it must be one of the children."
     elif choice not in position.children():
-        text = (f"{call} returned a choice that is not one move of {MARK[position.player]} away from the board:"
-                f"\n{drawn(choice)}")
+        text = (
+            f"{call} returned a choice that is not one move of {MARK[position.player]} away from the board:"
+            f"\n{drawn(choice)}"
+        )
     else:
         worth = position_value(parse_board(choice), -position.player, position.player, 1)
         slower = " (a win too, but a slower one)" if 0 < worth < expected.points else ""
         more = f" (the first of {len(optimal)} optimal moves)" if len(optimal) > 1 else ""
-        text = (f"{call} chose a move worth {worth}{slower}; the position is worth {expected.points} "
-                f"({outcome(expected.points, position.player)}), so that move is not optimal.\n"
-                + side_by_side(("your move", choice), (f"an optimal move{more}", optimal[0])))
+        text = (
+            f"{call} chose a move worth {worth}{slower}; the position is worth {expected.points} "
+            f"({outcome(expected.points, position.player)}), so that move is not optimal.\n"
+            + side_by_side(("your move", choice), (f"an optimal move{more}", optimal[0]))
+        )
         if observation.get("points") == expected.points:
-            text += ("\nYour score is right, so most likely the choice changed on a child that only tied the "
-                     "best so far: under pruning such a tie may be only a bound, so change choice only on a "
-                     "strict improvement (utility > maxUtility).")
+            text += (
+                "\nYour score is right, so most likely the choice changed on a child that only tied the "
+                "best so far: under pruning such a tie may be only a bound, so change choice only on a "
+                "strict improvement (utility > maxUtility)."
+            )
         else:
             text += "\nYour score is wrong too (see the value check): the move follows from the utilities."
     return Verdict.fail(f"{text}\n{position.drawing()}")
@@ -214,8 +261,9 @@ def judge_bounds(position: Position, probes: list[BoundProbe], calls: list[dict]
         if observation.get("error"):
             results.append((probe, None, error_text(observation)))
         elif "points" not in observation:
-            results.append((probe, None, f"returned {show(observation.get('returned'))}, not "
-                                         f"(choice, utility, nodes_visited)"))
+            results.append(
+                (probe, None, f"returned {show(observation.get('returned'))}, not (choice, utility, nodes_visited)")
+            )
         else:
             results.append((probe, observation["points"], None))
     if len(calls) < len(probes):
@@ -223,8 +271,10 @@ def judge_bounds(position: Position, probes: list[BoundProbe], calls: list[dict]
     verdict = check_bounds(results)
     if verdict.passed:
         return verdict
-    depth_note = ("" if any(error for _, _, error in results) else
-                  "\n(depth counts the moves made before this board: a win k moves later scores "
-                  "10 - (depth + k) for `player`, a loss (depth + k) - 10.)")
+    depth_note = (
+        ""
+        if any(error for _, _, error in results)
+        else "\n(depth counts the moves made before this board: a win k moves later scores "
+        "10 - (depth + k) for `player`, a loss (depth + k) - 10.)"
+    )
     return Verdict.fail(f"{verdict.message}{depth_note}\n{position.drawing()}")
-

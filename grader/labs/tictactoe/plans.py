@@ -36,11 +36,22 @@ def bound_calls(position: Position, values: dict[str, int]) -> list[tuple[dict, 
     for function, relative, depth in BOUND_SEARCHES:
         v = values[function]
         player = relative * position.player
-        for alpha, beta in [(-INF, v - 1), (v - 2, v - 1), (v - 1, v), (v - 1, v + 1), (v, v + 1),
-                            (v + 1, v + 2), (v + 1, INF)]:
+        for alpha, beta in [
+            (-INF, v - 1),
+            (v - 2, v - 1),
+            (v - 1, v),
+            (v - 1, v + 1),
+            (v, v + 1),
+            (v + 1, v + 2),
+            (v + 1, INF),
+        ]:
             args = [position.player, player, depth, alpha, beta, 0]
-            paired.append(({"function": function, "board": position.board, "args": args},
-                           BoundProbe(position.call(function, *args), alpha, beta, v)))
+            paired.append(
+                (
+                    {"function": function, "board": position.board, "args": args},
+                    BoundProbe(position.call(function, *args), alpha, beta, v),
+                )
+            )
     return paired
 
 
@@ -59,9 +70,13 @@ def random_plan(number: int, position: Position, finished: str) -> CasePlan:
         verdicts = {"game_over": judge_game_over(boards, truths, observed[:2])}
         verdicts.update(judge_minimax(answer(observed[2:]), position, expected, MINIMAX_KINDS))
         verdicts["bounds"] = judge_bounds(position, [p for _, p in paired], observed[3:])
-        ok = (f"game_over, score, nodes_visited, expansions, choice and bounds all right on \"{position.board}\" "
-              f"with {MARK[position.player]} to move.")
-        return Judgement({"random": roll_up(verdicts, ok, tag_kinds=True)})  # an error that fails several kinds alike is said once
+        ok = (
+            f'game_over, score, nodes_visited, expansions, choice and bounds all right on "{position.board}" '
+            f"with {MARK[position.player]} to move."
+        )
+        return Judgement(
+            {"random": roll_up(verdicts, ok, tag_kinds=True)}
+        )  # an error that fails several kinds alike is said once
 
     return CasePlan(name, {"id": name, "calls": calls}, ("random",), judge)
 
@@ -73,8 +88,7 @@ def game_over_plans(case: GameOverCase) -> list[CasePlan]:
         return Judgement({"game_over": judge_game_over(boards, expected, calls)})
 
     request = {"id": case.header.name, "calls": [{"function": "game_over", "board": b} for b in boards]}
-    return [CasePlan(case.header.name, request, ("game_over",), judge, case.header.visibility,
-                     case.header.points)]
+    return [CasePlan(case.header.name, request, ("game_over",), judge, case.header.visibility, case.header.points)]
 
 
 def position_plans(case: PositionCase) -> list[CasePlan]:
@@ -82,6 +96,7 @@ def position_plans(case: PositionCase) -> list[CasePlan]:
     plans = []
     kinds = tuple(k for k in header.checks if k in MINIMAX_KINDS)
     if kinds:
+
         def judge_search(calls: list[dict]) -> Judgement:
             verdicts = judge_minimax(answer(calls), position, expected, kinds)
             return Judgement(verdicts)

@@ -15,9 +15,15 @@ from ...spec import Spec
 from ..kit.random_settings import Setting, read_settings, rng
 from .cases import Position
 
-RANDOM_SETTINGS = {"empties": Setting((3, 6), lambda v: (isinstance(v, (list, tuple)) and len(v) == 2
-                                                           and all(type(e) is int for e in v) and 1 <= v[0] <= v[1] <= 9),
-                                     "must be a range [low, high] of empty cells with 1 <= low <= high <= 9")}
+RANDOM_SETTINGS = {
+    "empties": Setting(
+        (3, 6),
+        lambda v: (
+            isinstance(v, (list, tuple)) and len(v) == 2 and all(type(e) is int for e in v) and 1 <= v[0] <= v[1] <= 9
+        ),
+        "must be a range [low, high] of empty cells with 1 <= low <= high <= 9",
+    )
+}
 
 
 def random_positions(spec: Spec, seed: int) -> list[tuple[Position, str]]:
@@ -34,4 +40,3 @@ def random_positions(spec: Spec, seed: int) -> list[tuple[Position, str]]:
             end, turn = draw.choice(get_childs(end, turn)), -turn
         positions.append((Position(format_board(board), int(player)), format_board(end)))
     return positions
-

@@ -38,7 +38,9 @@ class TreeCase:
         known = set(self.tree.nodes())
         unknown = [n for n in pruned if n not in known]
         if unknown:
-            raise spec.error(expect, "pruned", f"{self.where}.expect.pruned", f"{unknown[0]!r} is not a node of the tree")
+            raise spec.error(
+                expect, "pruned", f"{self.where}.expect.pruned", f"{unknown[0]!r} is not a node of the tree"
+            )
         self.value, self.nodes, self.pruned = value, nodes, frozenset(pruned)
 
     def line_of(self, key: str) -> int | None:
@@ -58,7 +60,6 @@ class TreeCase:
 def read_cases(spec: Spec) -> list[TreeCase]:
     names: set[str] = set()
     return [TreeCase(spec, index, raw, names) for index, raw in enumerate(spec.cases)]
-
 
 
 @dataclass(frozen=True)

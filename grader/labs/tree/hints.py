@@ -11,12 +11,15 @@ from ...checks.show import is_number
 READS = "distinct nodes read (expanded or opened)"
 
 
-NO_READS_HINT = ("Your function read no node through graph[node] or terminal_nodes[leaf]: "
-                 "it must look the tree up in those two globals at each call, not in a copy.")
+NO_READS_HINT = (
+    "Your function read no node through graph[node] or terminal_nodes[leaf]: "
+    "it must look the tree up in those two globals at each call, not in a copy."
+)
 
 
-def replayed_bugs(tree: GameTree, call: list, reads: list[str], returned: object,
-                   by_value: bool = True) -> frozenset[str]:
+def replayed_bugs(
+    tree: GameTree, call: list, reads: list[str], returned: object, by_value: bool = True
+) -> frozenset[str]:
     """Classic bugs whose `call` reads what the student read (and, `by_value`, returns what they
     returned). Reading nothing and returning the example's value is the hard-coded answer;
     across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
@@ -45,4 +48,3 @@ def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[dict]) -
         if not consistent:
             break  # nothing left to rule out
     return consistent
-

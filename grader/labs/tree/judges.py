@@ -48,31 +48,42 @@ def judge_bounds(observed: list[dict], case: BoundsCase) -> Judgement:
         results.append((probe, call.get("returned"), error))
     if len(observed) < len(case.probes):
         results.append((case.probes[len(observed)], None, "nothing: the calls stopped early"))
-    return Judgement({"bounds": check_bounds(results)}, lambda: bugs_behind_calls(case.tree, list(case.calls), observed))
+    return Judgement(
+        {"bounds": check_bounds(results)}, lambda: bugs_behind_calls(case.tree, list(case.calls), observed)
+    )
 
 
-def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object,
-                 value: float) -> dict:
+def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object, value: float) -> dict:
     """What a report needs to draw this case: the tree, both searches, the reference's
     alpha and beta on entering each node it read."""
     graph, leaves = tree.to_mapping()
     windows = alphabeta(tree).trace.windows
     return {
-        "view": "tree", "root": tree.root, "graph": graph, "terminal_nodes": leaves,
-        "seen": reads, "expected": expected_order, "returned": returned, "value": value,
+        "view": "tree",
+        "root": tree.root,
+        "graph": graph,
+        "terminal_nodes": leaves,
+        "seen": reads,
+        "expected": expected_order,
+        "returned": returned,
+        "value": value,
         "windows": {node: [alpha, beta] for node, (alpha, beta) in windows.items()},
     }
 
 
-def judge_pruned(tree: GameTree, reads: list[str], expected_order: list[str],
-                 bugs: Callable[[], frozenset[str]]) -> Verdict:
+def judge_pruned(
+    tree: GameTree, reads: list[str], expected_order: list[str], bugs: Callable[[], frozenset[str]]
+) -> Verdict:
     if reads == expected_order:
         return check_expansions(reads, expected_order)
     read = set(expected_order)
     pruned_roots = [n for n in tree.nodes() if n not in read and tree.parent(n) in read]
     pruned = [n for n in tree.nodes() if n not in read]
-    summary = ("The reference prunes " + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
-               + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else "."))
+    summary = (
+        "The reference prunes "
+        + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
+        + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else ".")
+    )
     if not reads:
         summary = f"{NO_READS_HINT}\n{summary}"
     return check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)

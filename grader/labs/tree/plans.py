@@ -28,13 +28,29 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
     if root_kinds:
         order = tuple(n for n in tree.nodes() if n not in case.pruned)
         search = SearchCase(tree, case.value, case.nodes, order, root_kinds)
-        plans.append(CasePlan(header.name, tree_request(f"{header.name}/root", tree, [root_call(tree)]),
-                              root_kinds, partial(judge_search, case=search), header.visibility, header.points))
+        plans.append(
+            CasePlan(
+                header.name,
+                tree_request(f"{header.name}/root", tree, [root_call(tree)]),
+                root_kinds,
+                partial(judge_search, case=search),
+                header.visibility,
+                header.points,
+            )
+        )
     if "bounds" in header.checks and tree.internal_nodes():
         paired = bound_probes(tree)
         bounds = BoundsCase(tree, tuple(call for call, _ in paired), tuple(probe for _, probe in paired))
-        plans.append(CasePlan(header.name, tree_request(f"{header.name}/bounds", tree, list(bounds.calls)),
-                              ("bounds",), partial(judge_bounds, case=bounds), header.visibility, header.points))
+        plans.append(
+            CasePlan(
+                header.name,
+                tree_request(f"{header.name}/bounds", tree, list(bounds.calls)),
+                ("bounds",),
+                partial(judge_bounds, case=bounds),
+                header.visibility,
+                header.points,
+            )
+        )
     return plans
 
 
@@ -50,9 +66,13 @@ def judge_random(observed: list[dict], case: SearchCase) -> Judgement:
     judgement = judge_search(observed, case)
     graph, leaves = case.tree.to_mapping()
     details = next(iter(judgement.verdicts.values())).details
-    verdict = roll_up(judgement.verdicts, f"value, node count and pruned set all match on a tree of "
-                      f"{len(case.tree)} nodes.", dedupe=False,
-                      suffix=f"\nThe tree: graph = {graph}\nterminal_nodes = {leaves}", details=details)
+    verdict = roll_up(
+        judgement.verdicts,
+        f"value, node count and pruned set all match on a tree of {len(case.tree)} nodes.",
+        dedupe=False,
+        suffix=f"\nThe tree: graph = {graph}\nterminal_nodes = {leaves}",
+        details=details,
+    )
     return Judgement({"random": verdict}, judgement.consistent_bugs)
 
 
@@ -64,8 +84,15 @@ def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:
         v = true_value(tree, node)
         step = 1 if isinstance(v, int) else 0.5
         max_player = tree.is_max(node)
-        windows = [(-inf, v - step), (v - 2 * step, v - step), (v - step, v), (v - step, v + step),
-                   (v, v + step), (v + step, v + 2 * step), (v + step, inf)]
+        windows = [
+            (-inf, v - step),
+            (v - 2 * step, v - step),
+            (v - step, v),
+            (v - step, v + step),
+            (v, v + step),
+            (v + step, v + 2 * step),
+            (v + step, inf),
+        ]
         for alpha, beta in windows:
             call = [node, alpha, beta, max_player]
             probes.append((call, BoundProbe(show_call("alphabeta", *call), alpha, beta, v)))
