@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .checks import Verdict
@@ -179,7 +179,7 @@ def _tests(
     plan: CasePlan,
     verdicts: dict[str, Verdict],
     consistent: frozenset[str] | None = None,
-    hints: dict[str, str] | None = None,
+    hints: Mapping[str, str] | None = None,
 ) -> list[TestResult]:
     tests = []
     for kind in plan.kinds:

@@ -59,7 +59,7 @@ def sanitize_error(error: Any) -> dict | None:
             frames.append(
                 [clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS), repeats]
             )
-    clean = {
+    clean: dict[str, Any] = {
         "type": clean_line(error["type"]) if isinstance(error.get("type"), str) else "Exception",
         "message": clean_text(error.get("message")),
         "frames": frames,
@@ -79,7 +79,7 @@ def sanitize_call(call: Any, fields: Mapping[str, FieldKind] | None = None) -> d
     safe; other lab fields are kept as cleaned plain data (each judge reads them defensively)."""
     fields = fields or {}
     if not isinstance(call, dict):
-        malformed = {"returned": None, "error": sanitize_error("malformed"), "seconds": 0.0}
+        malformed: dict[str, Any] = {"returned": None, "error": sanitize_error("malformed"), "seconds": 0.0}
         malformed.update({name: [] if kind == "labels" else None for name, kind in fields.items()})
         return malformed
     clean = {clean_line(k): clean_data(v) for k, v in call.items() if isinstance(k, str)}

@@ -50,7 +50,7 @@ def lab_class(name: str) -> Any:
 def find(name: str) -> LabInfo | None:
     """A fresh instance of the lab `name`, or None when no such lab is installed."""
     try:
-        return lab_class(name)()  # type: ignore[no-any-return]
+        return lab_class(name)()
     except KeyError:
         return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,8 +30,7 @@ def with_game(verdict: Verdict, game: Game) -> Verdict:
 
 def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
     """`compute`, run at most once (value and nodes share one replay)."""
-    memo: list = []
-    return lambda: memo[0] if memo else (memo.append(compute()) or memo[0])
+    return functools.cache(compute)
 
 
 def judge_value(

@@ -26,7 +26,8 @@ SHOWN_FAILURES = 3
 
 
 def judge_game_over(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
-    failures = []  # (board, expected pair, the pair returned or None, the call and what came of it)
+    # (board, expected pair, the pair returned or None, the call and what came of it)
+    failures: list[tuple[str, tuple[bool, int], tuple[bool, int] | None, str]] = []
     for number, (board, truth) in enumerate(zip(boards, expected)):
         observation = calls[number] if number < len(calls) and isinstance(calls[number], dict) else NO_ANSWER
         if observation.get("error"):
@@ -254,7 +255,7 @@ def judge_choice(observation: dict, position: Position, expected: Expected, call
 
 
 def judge_bounds(position: Position, probes: list[BoundProbe], calls: list[dict]) -> Verdict:
-    results = []
+    results: list[tuple[BoundProbe, Any, str | None]] = []
     for probe, observation in zip(probes, calls):
         if not isinstance(observation, dict):
             observation = NO_ANSWER
