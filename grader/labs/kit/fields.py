@@ -3,6 +3,7 @@ with SpecErrors that point at the line."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,3 +80,17 @@ def require(spec: Spec, node: LineDict, key: str, field_name: str, kind: type | 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def expected_keys(spec: Spec, header: CaseHeader, keys_by_kind: Mapping[str, Sequence[str]]) -> set[str]:
+    """The `expect` keys this case's checks need; a SpecError names a stored key none uses."""
+    needed = {key for kind in header.checks for key in keys_by_kind[kind]}
+    for key in header.expect:
+        if key not in needed:
+            raise spec.error(
+                header.expect,
+                key,
+                f"{header.where}.expect.{key}",
+                f"not used by this case's checks; expected {', '.join(sorted(needed))}",
+            )
+    return needed

@@ -11,7 +11,7 @@ from reference.negamax import Game, alphabeta_value, optimal_successors, true_va
 from ...checks.show import is_number, show
 from ...spec import Spec
 from ...spec.yaml_lines import LineDict
-from ..kit.fields import read_header, require
+from ..kit.fields import expected_keys, read_header, require
 from ..kit.messages import mismatch
 from .describe import drawn
 
@@ -105,15 +105,7 @@ class PositionCase:
         self.where, self.expect = where, expect
         self.position = read_position(spec, read_game(spec, raw, where), raw, where)
         self.window = self._read_window(spec, raw, where)
-        needed = {key for kind in self.header.checks for key in self.EXPECT[kind]}
-        for key in expect:
-            if key not in needed:
-                raise spec.error(
-                    expect,
-                    key,
-                    f"{where}.expect.{key}",
-                    f"not used by this case's checks; expected {', '.join(sorted(needed))}",
-                )
+        needed = expected_keys(spec, self.header, self.EXPECT)
         for key in sorted(needed):
             kind, what = self.EXPECT_TYPES[key]
             require(spec, expect, key, f"{where}.expect.{key}", kind, what)

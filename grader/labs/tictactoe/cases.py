@@ -24,7 +24,7 @@ from reference.tictactoe_search import (
 from ...checks.show import is_number, show
 from ...spec import Spec
 from ...spec.yaml_lines import LineDict
-from ..kit.fields import read_header, require
+from ..kit.fields import expected_keys, read_header, require
 from ..kit.messages import mismatch
 from .boards import MARK, drawn
 
@@ -208,15 +208,7 @@ class PositionCase:
                 raw, "board", f"{where}.board", f"must be a legal unfinished board on which {MARK[player]} may move"
             )
         self.position = Position(board, player)
-        needed = {key for kind in self.header.checks for key in EXPECT_KEYS[kind]}
-        for key in expect:
-            if key not in needed:
-                raise spec.error(
-                    expect,
-                    key,
-                    f"{where}.expect.{key}",
-                    f"not used by this case's checks; expected {', '.join(sorted(needed))}",
-                )
+        needed = expected_keys(spec, self.header, EXPECT_KEYS)
         self.expected = self._read_expected(spec, needed)
 
     def _read_expected(self, spec: Spec, needed: set[str]) -> Expected:
