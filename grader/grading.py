@@ -1,10 +1,11 @@
 """The grading pipeline, the same for every lab: check the file, load it in a worker,
 run each case plan, judge the observations in this process, and add up the results."""
+
 from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .checks import Verdict
@@ -13,8 +14,8 @@ from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
 from .observations import sanitize_call, sanitize_load
 from .results import GradeReport, TestResult
-from .sandbox.session import Session, open_session
 from .sandbox.channel import WorkerFailure
+from .sandbox.session import Session, open_session
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
 
@@ -26,9 +27,15 @@ def new_seed() -> int:
     return secrets.randbelow(10**9)
 
 
-def grade_submission(path: Path, lab: Lab, spec: Spec, seed: int | None = None,
-                     visible_only: bool = False, session: Session | None = None,
-                     hidden: Sequence[Path] = ()) -> GradeReport:
+def grade_submission(
+    path: Path,
+    lab: Lab,
+    spec: Spec,
+    seed: int | None = None,
+    visible_only: bool = False,
+    session: Session | None = None,
+    hidden: Sequence[Path] = (),
+) -> GradeReport:
     """Grade one submission file. A broken submission is a graded result, never an exception.
     `session`: one opened early on `path` (see commands/grade.py); it is closed here.
     `hidden`: folders the student process must not see besides the grader and its own
@@ -85,7 +92,11 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
                 verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
                 judged.append((plan, Judgement(verdicts)))
             else:
-                calls = [sanitize_call(c) for c in reply.get("calls", [])] if isinstance(reply.get("calls"), list) else []
+                calls = (
+                    [sanitize_call(c, lab.observed_fields) for c in reply.get("calls", [])]
+                    if isinstance(reply.get("calls"), list)
+                    else []
+                )
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, _judge(plan, calls)))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
@@ -113,13 +124,24 @@ def _judge(plan: CasePlan, calls: list[dict]) -> Judgement:
     (a tampered observer can only hurt its own score)."""
     expected = len(plan.request.get("calls", [])) if isinstance(plan.request.get("calls"), list) else None
     if not calls or (expected is not None and len(calls) > expected):
-        return Judgement({k: Verdict.fail("not judged: the observer's reply did not match the request "
-                                          "(was it tampered with?).") for k in plan.kinds})
+        return Judgement(
+            {
+                k: Verdict.fail("not judged: the observer's reply did not match the request (was it tampered with?).")
+                for k in plan.kinds
+            }
+        )
     try:
         return plan.judge(calls)
     except Exception as exc:  # noqa: BLE001 - a judge fed nonsense must not take the grader down
-        return Judgement({k: Verdict.fail(f"not judged: the observation could not be read ({type(exc).__name__}); "
-                                          "was the observer tampered with?") for k in plan.kinds})
+        return Judgement(
+            {
+                k: Verdict.fail(
+                    f"not judged: the observation could not be read ({type(exc).__name__}); "
+                    "was the observer tampered with?"
+                )
+                for k in plan.kinds
+            }
+        )
 
 
 def _call_incidents(plan: CasePlan, calls: list[dict]) -> list[Incident]:
@@ -152,8 +174,13 @@ def _consistent_bugs(judgements: list[Judgement]) -> frozenset[str] | None:
     return consistent
 
 
-def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict],
-           consistent: frozenset[str] | None = None, hints: dict[str, str] | None = None) -> list[TestResult]:
+def _tests(
+    spec: Spec,
+    plan: CasePlan,
+    verdicts: dict[str, Verdict],
+    consistent: frozenset[str] | None = None,
+    hints: Mapping[str, str] | None = None,
+) -> list[TestResult]:
     tests = []
     for kind in plan.kinds:
         policy = spec.policy(kind)
@@ -161,25 +188,40 @@ def _tests(spec: Spec, plan: CasePlan, verdicts: dict[str, Verdict],
         verdict = verdicts.get(kind) or Verdict.fail("not judged: the observer sent nothing for this check.")
         diagnoses = [d for d in verdict.diagnoses if consistent is None or d in consistent]
         output = verdict.message + "".join(f"\nLikely cause: {(hints or {}).get(d, d)}" for d in diagnoses)
-        tests.append(TestResult(
-            name=f"{plan.case}: {kind}", kind=kind, max_score=points, passed=verdict.passed,
-            output=output, visibility=_visibility(spec, plan, kind), case=plan.case, diagnoses=diagnoses,
-            details=verdict.details,
-        ))
+        tests.append(
+            TestResult(
+                name=f"{plan.case}: {kind}",
+                kind=kind,
+                max_score=points,
+                passed=verdict.passed,
+                output=output,
+                visibility=_visibility(spec, plan, kind),
+                case=plan.case,
+                diagnoses=diagnoses,
+                details=verdict.details,
+            )
+        )
     return tests
 
 
 def _load_test(spec: Spec, verdict: Verdict) -> TestResult:
     policy = spec.policy("load")
-    return TestResult("load", "load", policy.points if policy else 0.0, verdict.passed, verdict.message,
-                      policy.visibility if policy else "visible")
+    return TestResult(
+        "load",
+        "load",
+        policy.points if policy else 0.0,
+        verdict.passed,
+        verdict.message,
+        policy.visibility if policy else "visible",
+    )
 
 
 def _add_limits_test(report: GradeReport, spec: Spec, verdict: Verdict) -> None:
     policy = spec.policy("limits")
     if policy is not None:
-        report.tests.append(TestResult("limits", "limits", policy.points, verdict.passed, verdict.message,
-                                       policy.visibility))
+        report.tests.append(
+            TestResult("limits", "limits", policy.points, verdict.passed, verdict.message, policy.visibility)
+        )
 
 
 NOT_RUN = "not run: the submission did not load (see the load test)."

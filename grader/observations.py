@@ -3,10 +3,12 @@ whatever the student process wrote. Everything the judges read goes through here
 so a tampered observer can fail its own tests but never crash the grader. Every string in
 them passes the text boundary (`grader/text.py`) here, so no writer ever sees a lone
 surrogate, a terminal escape or an unbounded message from the student side."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .text import LINE_CHARS, NAME_CHARS, clean_data, clean_line, clean_text
 
@@ -15,6 +17,11 @@ if TYPE_CHECKING:
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
+
+# How a lab's own observation field is sanitised (a lab declares its fields, Lab.observed_fields):
+# "labels": a list of short strings (node names, board notations), anything else dropped;
+# "value": a returned value in the observer's encoding (sanitize_value).
+FieldKind = Literal["labels", "value"]
 
 
 def sanitize_value(value: Any, depth: int = 0) -> Any:
@@ -40,12 +47,19 @@ def sanitize_error(error: Any) -> dict | None:
         return {"type": "MalformedError", "message": "the observer sent an unreadable error", "frames": []}
     frames = []
     for frame in error.get("frames", []) if isinstance(error.get("frames"), list) else []:
-        if (isinstance(frame, list) and len(frame) >= 4 and isinstance(frame[0], str) and isinstance(frame[1], int)
-                and isinstance(frame[2], str) and isinstance(frame[3], str)):
+        if (
+            isinstance(frame, list)
+            and len(frame) >= 4
+            and isinstance(frame[0], str)
+            and isinstance(frame[1], int)
+            and isinstance(frame[2], str)
+            and isinstance(frame[3], str)
+        ):
             repeats = frame[4] if len(frame) > 4 and isinstance(frame[4], int) else 1
-            frames.append([clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS),
-                           repeats])
-    clean = {
+            frames.append(
+                [clean_line(frame[0]), frame[1], clean_line(frame[2]), clean_line(frame[3], LINE_CHARS), repeats]
+            )
+    clean: dict[str, Any] = {
         "type": clean_line(error["type"]) if isinstance(error.get("type"), str) else "Exception",
         "message": clean_text(error.get("message")),
         "frames": frames,
@@ -60,16 +74,23 @@ def sanitize_error(error: Any) -> dict | None:
     return clean
 
 
-def sanitize_call(call: Any) -> dict:
-    """One call's observation with the common fields made safe; lab-specific fields are
-    kept as they came (each lab's judge reads them defensively)."""
+def sanitize_call(call: Any, fields: Mapping[str, FieldKind] | None = None) -> dict:
+    """One call's observation with the common fields and the lab's declared `fields` made
+    safe; other lab fields are kept as cleaned plain data (each judge reads them defensively)."""
+    fields = fields or {}
     if not isinstance(call, dict):
-        return {"returned": None, "error": sanitize_error("malformed"), "reads": [], "seconds": 0.0}
+        malformed: dict[str, Any] = {"returned": None, "error": sanitize_error("malformed"), "seconds": 0.0}
+        malformed.update({name: [] if kind == "labels" else None for name, kind in fields.items()})
+        return malformed
     clean = {clean_line(k): clean_data(v) for k, v in call.items() if isinstance(k, str)}
     clean["returned"] = sanitize_value(call.get("returned"))
     clean["error"] = sanitize_error(call.get("error"))
-    reads = call.get("reads")
-    clean["reads"] = [clean_line(r) for r in reads if isinstance(r, str)] if isinstance(reads, list) else []
+    for name, kind in fields.items():
+        value = call.get(name)
+        if kind == "labels":
+            clean[name] = [clean_line(r) for r in value if isinstance(r, str)] if isinstance(value, list) else []
+        else:
+            clean[name] = sanitize_value(value)
     seconds = call.get("seconds")
     clean["seconds"] = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
     return clean
@@ -79,11 +100,19 @@ def sanitize_load(load: LoadObservation) -> LoadObservation:
     """The load observation with every student-side string made safe: the API entries
     (signatures show the student's default values), the loading error, cell notes and
     the messages about unusable files and workers (they may quote the student)."""
-    api = {clean_line(name): clean_data(entry, NAME_CHARS) for name, entry in load.api.items()
-           if isinstance(name, str) and isinstance(entry, dict)}
+    api = {
+        clean_line(name): clean_data(entry, NAME_CHARS)
+        for name, entry in load.api.items()
+        if isinstance(name, str) and isinstance(entry, dict)
+    }
     failure = load.failure
     if failure is not None:
         failure = replace(failure, message=clean_text(failure.message))
-    return replace(load, api=api, error=sanitize_error(load.error) if load.error is not None else None,
-                   failure=failure, problem=None if load.problem is None else clean_text(load.problem),
-                   notes=[clean_text(note, LINE_CHARS) for note in load.notes])
+    return replace(
+        load,
+        api=api,
+        error=sanitize_error(load.error) if load.error is not None else None,
+        failure=failure,
+        problem=None if load.problem is None else clean_text(load.problem),
+        notes=[clean_text(note, LINE_CHARS) for note in load.notes],
+    )

@@ -3,12 +3,25 @@
 These are the grader's own records; `report/gradescope.py` turns them into
 Gradescope's results.json and `report/terminal.py` into the summary a student reads.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-CHECK_KINDS = ("load", "value", "nodes", "pruned", "bounds", "choice", "game_over", "random", "limits")
+# Check kinds every lab may use, in report order; a lab's own kinds (declared by the lab,
+# see grader.registry.check_kinds) come between these two groups, in alphabetical order.
+SHARED_KINDS = ("load", "value", "nodes", "pruned", "bounds")
+CLOSING_KINDS = ("random", "limits")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+def ordered_kinds(kinds: Iterable[str], everything: bool = False) -> tuple[str, ...]:
+    """`kinds` in report order: shared kinds first, the labs' own kinds by name, then random
+    and limits. `everything`: include every shared kind even if absent from `kinds`."""
+    present = set(kinds) | (set(SHARED_KINDS + CLOSING_KINDS) if everything else set())
+    own = sorted(present - set(SHARED_KINDS) - set(CLOSING_KINDS))
+    return tuple(k for k in (*SHARED_KINDS, *own, *CLOSING_KINDS) if k in present)
 
 
 @dataclass
@@ -25,7 +38,6 @@ class TestResult:
     diagnoses: list[str] = field(default_factory=list)
     details: dict | None = None  # plain data for pictures (HTML report), not in results.json
     not_run: bool = False  # never ran (the submission did not load): writers show one line for all
-
 
     @property
     def score(self) -> float:
@@ -71,9 +83,9 @@ class GradeReport:
         return [t for t in self.tests if t.not_run]
 
     def subtotals(self) -> dict[str, tuple[float, float]]:
-        """Score and maximum per check kind, in the order of CHECK_KINDS."""
+        """Score and maximum per check kind, in the order of `ordered_kinds`."""
         totals: dict[str, tuple[float, float]] = {}
-        for kind in CHECK_KINDS:
+        for kind in ordered_kinds(t.kind for t in self.tests):
             tests = [t for t in self.tests if t.kind == kind]
             if tests:
                 totals[kind] = (sum(t.score for t in tests), sum(t.max_score for t in tests))

@@ -1,6 +1,7 @@
 """Shared fixtures of the grader's own tests: the tree lab, its specs, and `grade`, which
 grades a fixture submission once per (file, seed, spec) and hands the same report to
 every test that asks again (grading is the slow part; judging a report is free)."""
+
 from __future__ import annotations
 
 import hashlib

@@ -40,7 +40,8 @@ from grader.batch.scratch import make_run_folder, sweep_stale
 from grader.batch.summary import BIN_LABELS, score_bin, summarize
 from grader.batch.task import GradeTask, GradingFailed
 from grader.labs import get_lab
-from grader.results import CHECK_KINDS, VISIBILITIES, GradeReport
+from grader.results import VISIBILITIES, GradeReport
+from grader.registry import check_kinds
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.sandbox.notebook import KernelStartError
 from grader.spec import load_spec
@@ -52,6 +53,8 @@ PROJECT = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 SEED = 4242
 ID_PATTERN = r"_(?P<id>\d+)_"
+
+CHECK_KINDS = check_kinds()  # the shared kinds and every installed lab's own
 
 
 # --- helpers ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ its own style, not the reference's), and the grader must name that diagnosis and
 in `TestResult.diagnoses`, in the terminal summary (its hint), in results.json (the tag
 `diagnosis:<name>`) and in the HTML report (`li.diagnosis[data-name]`).
 """
+
 from __future__ import annotations
 
 import re
@@ -85,8 +86,9 @@ def test_html_report_names_exactly_this_diagnosis(grade, name):
 def test_an_answer_that_ignores_the_tree_is_hardcoded_only_if_it_is_the_examples(grade, tmp_path):
     """Reading nothing is no classic bug; returning 4 whatever the tree is the hard-coded one."""
     constant = tmp_path / "always_zero.py"
-    constant.write_text("graph = {}\nterminal_nodes = {}\n\ndef alphabeta(node, alpha, beta, max_player):\n"
-                        "    return 0\n")
+    constant.write_text(
+        "graph = {}\nterminal_nodes = {}\n\ndef alphabeta(node, alpha, beta, max_player):\n    return 0\n"
+    )
     report = grade(constant)
     assert report.score < report.max_score
     assert not [t.name for t in report.tests if t.diagnoses]
@@ -96,16 +98,21 @@ def test_root_reads_alone_cannot_tell_three_bugs_apart_but_narrowed_windows_can(
     """From (-inf, inf) at the root, no search that never cuts, never raises alpha or never
     lowers beta can cut; the bounds probes' narrowed windows separate them (and the grader
     uses the reads of those calls)."""
-    tree = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]},
-                                 {"d": 3, "e": 5, "f": 2, "g": 9})
+    tree = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]}, {"d": 3, "e": 5, "f": 2, "g": 9})
     alike = ("no_pruning", "alpha_never_updated", "beta_never_updated")
     assert len({tuple(BUGGY_SEARCHES[name](tree).trace.order) for name in alike}) == 1
     # MIN node b above its value 3: the first leaf lowers beta below alpha, if beta is lowered
     at_min = {name: BUGGY_CALLS[name](tree, "b", 4, inf, False).trace.order for name in alike}
-    assert at_min == {"no_pruning": ["b", "d", "e"], "alpha_never_updated": ["b", "d"],
-                      "beta_never_updated": ["b", "d", "e"]}
+    assert at_min == {
+        "no_pruning": ["b", "d", "e"],
+        "alpha_never_updated": ["b", "d"],
+        "beta_never_updated": ["b", "d", "e"],
+    }
     # MAX root below its value 3: the first child raises alpha above beta, if alpha is raised
     at_max = {name: BUGGY_CALLS[name](tree, "a", -inf, 2, True).trace.order for name in alike}
     everything = tree.nodes()
-    assert at_max == {"no_pruning": everything, "alpha_never_updated": everything,
-                      "beta_never_updated": ["a", "b", "d", "e"]}
+    assert at_max == {
+        "no_pruning": everything,
+        "alpha_never_updated": everything,
+        "beta_never_updated": ["a", "b", "d", "e"],
+    }

@@ -20,7 +20,8 @@ from grader.course.autograder import NoSingleSubmission, find_submission, run_au
 from grader.course.gradescope_bundle import SETTINGS_FILE, build_wheel
 from grader.grading import grade_submission
 from grader.paths import PROJECT_DIR
-from grader.results import CHECK_KINDS, VISIBILITIES
+from grader.registry import check_kinds
+from grader.results import VISIBILITIES
 from grader.spec import spec_path
 
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
@@ -28,6 +29,8 @@ CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
 STRICT_CUTOFF = TREE_SUBMISSIONS / "bug_strict_cutoff.py"
 TOP_FIELDS = {"score", "max_score", "output", "execution_time", "tests"}
 TEST_FIELDS = {"name", "score", "max_score", "status", "output", "visibility", "tags"}
+
+CHECK_KINDS = check_kinds()  # the shared kinds and every installed lab's own
 
 
 def tree_max_score(kind: str | None = None) -> float:

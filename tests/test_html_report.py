@@ -6,6 +6,7 @@ the first divergence), tic-tac-toe boards, hidden tests withheld.
 Pages are parsed into a small element tree (`Element`) and checked by class, the same way
 for the page as written and for the DOM that headless Chromium renders from it (marked
 slow: it runs a real browser, and saves a screenshot)."""
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,10 @@ from hypothesis import strategies as st
 
 from grader.checks.expansions import first_divergence
 from grader.cli import main
-from grader.labs.tree import tree_details
+from grader.labs.tictactoe.picture import boards_html
+from grader.labs.tree.judges import tree_details
+from grader.labs.tree.picture import COLLAPSE_ABOVE, layout
 from grader.report.html import render_html, write_html
-from grader.report.svg_board import boards_html
-from grader.report.svg_tree import COLLAPSE_ABOVE, layout
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from reference.random_trees import random_tree
@@ -41,6 +42,7 @@ TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 
 
 # --- a small DOM -------------------------------------------------------------------------------
+
 
 @dataclass
 class Element:
@@ -113,8 +115,14 @@ def expected_counts(details: dict) -> Counter:
     graph, leaves = details["graph"], details["terminal_nodes"]
     nodes = set(graph) | set(leaves) | {c for kids in graph.values() for c in kids}
     seen, expected = set(details["seen"]), set(details["expected"])
-    return Counter({"both": len(seen & expected), "student-only": len(seen - expected),
-                    "reference-only": len(expected - seen), "pruned": len(nodes - seen - expected)})
+    return Counter(
+        {
+            "both": len(seen & expected),
+            "student-only": len(seen - expected),
+            "reference-only": len(expected - seen),
+            "pruned": len(nodes - seen - expected),
+        }
+    )
 
 
 def cases(dom: Element) -> dict[str, Element]:
@@ -122,6 +130,7 @@ def cases(dom: Element) -> dict[str, Element]:
 
 
 # --- pages of real grading runs ----------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def strict(grade) -> GradeReport:
@@ -151,8 +160,10 @@ def test_score_table_has_each_check_kind(strict, strict_page):
 
 
 def test_every_failing_visible_test_shows_expected_and_seen(strict, strict_page):
-    shown = {t.one("h3").full_text(): t.one("pre", "output").full_text()
-             for t in parse(strict_page).all("div", "test", "failed")}
+    shown = {
+        t.one("h3").full_text(): t.one("pre", "output").full_text()
+        for t in parse(strict_page).all("div", "test", "failed")
+    }
     failing = [t for t in strict.tests if not t.passed and t.visibility == "visible"]
     assert failing and len(shown) == len(failing)
     for test in failing:
@@ -170,8 +181,9 @@ def test_every_visible_tree_case_is_drawn_with_what_each_search_read(strict, str
         assert node_counts(svg) == +expected_counts(details), name
         marked = {g.attrs["data-node"] for g in svg.all("g", "first-divergence")}
         index = first_divergence(details["seen"], details["expected"])
-        assert marked == (set() if index is None else
-                          {s[index] for s in (details["seen"], details["expected"]) if index < len(s)}), name
+        assert marked == (
+            set() if index is None else {s[index] for s in (details["seen"], details["expected"]) if index < len(s)}
+        ), name
 
 
 def test_the_tie_case_shows_the_extra_read_and_the_skipped_one(strict_page):
@@ -229,6 +241,7 @@ def test_failing_cases_are_open_and_passing_ones_closed(strict_page):
 
 # --- trees drawn from details -----------------------------------------------------------------
 
+
 def details_for(tree, bug: str) -> dict:
     wrong, right = BUGGY_SEARCHES[bug](tree), alphabeta(tree)
     return tree_details(tree, wrong.trace.order, right.trace.order, wrong.value, right.value)
@@ -256,19 +269,31 @@ def test_small_trees_are_drawn_whole():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 10**6), bug=st.sampled_from(sorted(BUGGY_SEARCHES)),
-       depth=st.integers(1, 5), branching=st.integers(1, 4))
+@given(
+    seed=st.integers(0, 10**6),
+    bug=st.sampled_from(sorted(BUGGY_SEARCHES)),
+    depth=st.integers(1, 5),
+    branching=st.integers(1, 4),
+)
 def test_layout_accounts_for_every_node_once_and_never_overlaps(seed, bug, depth, branching):
-    tree = random_tree(seed, branching=(1, branching), depth=(1, depth), values="int", value_range=(-5, 5),
-                       tie_rate=0.3)
+    tree = random_tree(
+        seed, branching=(1, branching), depth=(1, depth), values="int", value_range=(-5, 5), tie_rate=0.3
+    )
     details = details_for(tree, bug)
     nodes = layout(details)
     assert sum(max(n.hidden, 1) for n in nodes) == len(tree)
     assert len({n.name for n in nodes}) == len(nodes)
     seen, expected = set(details["seen"]), set(details["expected"])
     for n in nodes:
-        assert n.status == ("both" if n.name in seen & expected else "student-only" if n.name in seen
-                            else "reference-only" if n.name in expected else "pruned")
+        assert n.status == (
+            "both"
+            if n.name in seen & expected
+            else "student-only"
+            if n.name in seen
+            else "reference-only"
+            if n.name in expected
+            else "pruned"
+        )
     by_name = {n.name: n for n in nodes}
     ends = sorted((n.x - n.width / 2, n.x + n.width / 2) for n in nodes if not any(c.parent == n.name for c in nodes))
     assert all(right <= left for (_, right), (left, _) in zip(ends, ends[1:])), "leaves overlap"
@@ -288,22 +313,37 @@ def test_details_that_cannot_be_drawn_leave_the_text():
 
 # --- tic-tac-toe boards --------------------------------------------------------------------------
 
-BOARDS = {"view": "boards", "board": "xo./.x./..o",
-          "seen": ["xo./.x./..o", "xox/.x./..o", "xox/ox./..o", "xox/oxo/..o"],
-          "expected": ["xo./.x./..o", "xox/.x./..o", "xox/.xo/..o"]}
+BOARDS = {
+    "view": "boards",
+    "board": "xo./.x./..o",
+    "seen": ["xo./.x./..o", "xox/.x./..o", "xox/ox./..o", "xox/oxo/..o"],
+    "expected": ["xo./.x./..o", "xox/.x./..o", "xox/.xo/..o"],
+}
 
 
 def test_boards_show_the_position_and_the_first_divergent_expansion():
     dom = parse(boards_html(BOARDS))
     figures = dom.all("figure", "board-figure")
     assert [f.one("figcaption").full_text() for f in figures] == [
-        "the position", "expansion #2, the last one in common", "your expansion #3",
-        "the reference's expansion #3"]
+        "the position",
+        "expansion #2, the last one in common",
+        "your expansion #3",
+        "the reference's expansion #3",
+    ]
     assert {"student-only", "first-divergence"} <= figures[2].classes
     assert {"reference-only", "first-divergence"} <= figures[3].classes
     position = figures[0].one("svg", "board")
     assert [c.attrs["class"] for c in position.all("rect", "cell")] == [
-        "cell x", "cell o", "cell empty", "cell empty", "cell x", "cell empty", "cell empty", "cell empty", "cell o"]
+        "cell x",
+        "cell o",
+        "cell empty",
+        "cell empty",
+        "cell x",
+        "cell empty",
+        "cell empty",
+        "cell empty",
+        "cell o",
+    ]
     for figure in figures[2:]:  # ox. against .xo in the middle row
         assert len(figure.all("rect", "differs")) == 2
     assert "expanded 4 boards, the reference 3" in dom.full_text()
@@ -327,8 +367,10 @@ def test_a_boards_case_in_a_report_is_withheld_when_hidden():
 
 # --- text, files and the command ----------------------------------------------------------------
 
-def report_with(details: dict | None, lab: str = "tree", visibility: str = "visible",
-                output: str = "expected 4, got 3") -> GradeReport:
+
+def report_with(
+    details: dict | None, lab: str = "tree", visibility: str = "visible", output: str = "expected 4, got 3"
+) -> GradeReport:
     test = GradedTest("case 1: pruned", "pruned", 2, False, output, visibility, "case 1", [], details)
     return GradeReport(lab, "lab.py", [GradedTest("load", "load", 1, True, "ok"), test])
 
@@ -356,8 +398,19 @@ def test_write_html_creates_the_folder(tmp_path):
 
 def test_grade_command_writes_the_page(tmp_path, capsys):
     out = tmp_path / "report.html"
-    code = main(["grade", str(TREE_SUBMISSIONS / "bug_strict_cutoff.py"), "--lab", "tree", "--seed", "1",
-                 "--html", str(out), "--quiet"])
+    code = main(
+        [
+            "grade",
+            str(TREE_SUBMISSIONS / "bug_strict_cutoff.py"),
+            "--lab",
+            "tree",
+            "--seed",
+            "1",
+            "--html",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 1 and capsys.readouterr().out.strip().endswith("/75")
     dom = parse(out.read_text(encoding="utf-8"))
     assert dom.all("svg", "tree") and dom.one("li", "diagnosis").attrs["data-name"] == "strict_cutoff"
@@ -365,9 +418,17 @@ def test_grade_command_writes_the_page(tmp_path, capsys):
 
 # --- in a real browser --------------------------------------------------------------------------
 
-BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--hide-scrollbars"]
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
 
 # Appended to a copy of the page: opens every case, then records per status how many
 # `g.node` elements the browser made into real SVG elements with a drawn box.
@@ -389,8 +450,13 @@ def chromium() -> str | None:
 
 def run_browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
     """Run headless Chromium in its own process group; on a timeout, kill that group only."""
-    process = subprocess.Popen([binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -433,8 +499,9 @@ def test_report_renders_in_headless_chromium(grade, tmp_path):
     assert {k: v for k, v in json.loads(counts).items() if v} == expected
 
     screenshot = tmp_path / "report.png"
-    shot = run_browser(binary, tmp_path / "profile", f"--screenshot={screenshot}", "--window-size=1200,2000",
-                       report_file.as_uri())
+    shot = run_browser(
+        binary, tmp_path / "profile", f"--screenshot={screenshot}", "--window-size=1200,2000", report_file.as_uri()
+    )
     assert shot.returncode == 0 and screenshot.exists(), shot.stderr[-2000:]
     assert png_size(screenshot) == (1200, 2000)
     assert screenshot.stat().st_size > 50_000  # a page with pictures, not a blank one

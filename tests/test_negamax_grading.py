@@ -12,7 +12,7 @@ import pytest
 from grader.exercises import exercise_path, exercise_text
 from grader.grading import grade_submission
 from grader.labs import get_lab
-from grader.labs.negamax import random_positions
+from grader.labs.negamax.random_cases import random_positions
 from grader.spec import SpecError, load_spec, spec_path
 from reference.games import load_game
 from reference.negamax import alphabeta_value
@@ -53,6 +53,7 @@ def output(report, name):
 
 
 # --- accepted variants and classic bugs ----------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["course", "fail_hard", "start_minus_one", "fail_soft_inf", "textbook_fail_soft"])
 def test_accepted_variants_get_full_marks(name, lab, spec):
@@ -102,7 +103,10 @@ def test_no_cutoff_reports_both_counts_and_where_the_search_parts(lab, spec):
     text = output(graded("no_cutoff", lab, spec), "tictactoe-start: nodes")
     assert "num_value_call is 549,946; the reference's value is called 16,811 times (533,135 more)" in text
     assert "next_states was called 294,778 times; the reference calls it 10,071 times" in text
-    assert "First difference at next_states call #8: yours was on XOX / OXO / .X., the reference's on XOX / OX. / O.." in text
+    assert (
+        "First difference at next_states call #8: yours was on XOX / OXO / .X., the reference's on XOX / OX. / O.."
+        in text
+    )
     assert "prunes less" in text
 
 
@@ -114,22 +118,32 @@ def test_a_strict_cutoff_shows_on_a_successor_worth_exactly_beta(lab, spec):
     assert "The game: the tree graph = {'a': ['b1', 'b2', 'b3']" in text
 
 
-@pytest.mark.parametrize(("name", "says"), [
-    ("value_not_negated", "Likely cause: a sign error: the value of each successor is not negated."),
-    ("utility_sign_flipped", "Likely cause: a sign error: the utility of a finished state is negated."),
-])
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("value_not_negated", "Likely cause: a sign error: the value of each successor is not negated."),
+        ("utility_sign_flipped", "Likely cause: a sign error: the utility of a finished state is negated."),
+    ],
+)
 def test_a_sign_error_is_recognised_and_named_not_blamed_on_search_order(name, says, lab, spec):
     report = graded(name, lab, spec)
     failing = [t for t in report.tests if not t.passed and t.kind in ("value", "nodes")]
     assert failing and all(says in t.output for t in failing), [t.name for t in failing if says not in t.output]
     assert not any("skips or reorders" in t.output or "prunes less" in t.output for t in failing)
     text = output(report, "tictactoe-full-window: nodes")
-    assert "val = max(val, -value(ns, other(player), -beta, -alpha))." in text or "utility(State, player) as it is" in text
-    assert set(report.tests[2].diagnoses) | {d for t in failing for d in t.diagnoses} <= {"value_not_negated",
-                                                                                         "utility_negated"}
+    assert (
+        "val = max(val, -value(ns, other(player), -beta, -alpha))." in text or "utility(State, player) as it is" in text
+    )
+    assert set(report.tests[2].diagnoses) | {d for t in failing for d in t.diagnoses} <= {
+        "value_not_negated",
+        "utility_negated",
+    }
     # the hidden random positions say it too
-    assert all(says in t.output for t in report.tests if t.kind == "random" and not t.passed
-               and ("value(" in t.output and "returned" in t.output))
+    assert all(
+        says in t.output
+        for t in report.tests
+        if t.kind == "random" and not t.passed and ("value(" in t.output and "returned" in t.output)
+    )
 
 
 def test_other_bugs_are_not_called_sign_errors(lab, spec):
@@ -159,8 +173,10 @@ def test_a_non_optimal_move_is_drawn_next_to_an_optimal_one(lab, spec):
 def test_bound_failures_list_the_call_the_requirement_and_the_state(lab, spec):
     text = output(graded("window_not_swapped", lab, spec), "tictactoe-bounds: bounds")
     assert "35 of 84 calls of alphaBeta broke the bound specification" in text
-    assert ("alphaBeta('.O.....X.', 0, -1, 0) returned -1, but the true value 0 lies inside the window [-1, 0], "
-            "so the result must be exactly 0.\nThe state (player = 0):\n    .O.\n    ...\n    .X.") in text
+    assert (
+        "alphaBeta('.O.....X.', 0, -1, 0) returned -1, but the true value 0 lies inside the window [-1, 0], "
+        "so the result must be exactly 0.\nThe state (player = 0):\n    .O.\n    ...\n    .X."
+    ) in text
     assert "Failing calls by window: (-1, 0) 10x, (-1, 1) 10x, (-inf, inf) 11x, (0, 1) 4x." in text
 
 
@@ -185,11 +201,15 @@ def test_the_course_form_graded_as_a_notebook_gets_full_marks(lab, spec, tmp_pat
 
 
 def test_a_game_configured_by_one_case_does_not_leak_into_the_next(lab, tmp_path):
-    ties = "{graph: {a: [b1, b2, b3], b1: [c1, c2], b2: [c3, c4], b3: [c5, c6], c4: [d1, d2]}, " \
-           "terminal_nodes: {c1: 0, c2: -1, c3: 0, d1: 1, d2: 0, c5: 0, c6: 1}}"
-    cases = (f"  - name: ties\n    game: tree\n    params: {ties}\n    checks: [nodes]\n"
-             f"    expect: {{calls: 10, expansions: 5}}\n"
-             f"  - name: built-in\n    game: tree\n    checks: [nodes]\n    expect: {{calls: 16, expansions: 8}}\n")
+    ties = (
+        "{graph: {a: [b1, b2, b3], b1: [c1, c2], b2: [c3, c4], b3: [c5, c6], c4: [d1, d2]}, "
+        "terminal_nodes: {c1: 0, c2: -1, c3: 0, d1: 1, d2: 0, c5: 0, c6: 1}}"
+    )
+    cases = (
+        f"  - name: ties\n    game: tree\n    params: {ties}\n    checks: [nodes]\n"
+        f"    expect: {{calls: 10, expansions: 5}}\n"
+        f"  - name: built-in\n    game: tree\n    checks: [nodes]\n    expect: {{calls: 16, expansions: 8}}\n"
+    )
     spec = write_spec(tmp_path, cases)
     assert lab.verify(spec) == []
     report = grade_submission(FIXTURES / "course.py", lab, spec, seed=SEED)
@@ -206,6 +226,7 @@ def test_a_submission_without_best_move_fails_load_with_the_call_shape(lab, spec
 
 
 # --- the spec -------------------------------------------------------------------------
+
 
 def test_the_stored_expectations_are_the_references(lab, spec):
     assert lab.verify(spec) == []
@@ -225,28 +246,50 @@ def test_expected_answers_never_reach_the_student_process(lab, spec):
 
 
 def write_spec(tmp_path, cases="  []\n", random_block=""):
-    text = (f"lab: negamax\nchecks:\n  load: {{points: 1}}\n  value: {{points: 1}}\n  nodes: {{points: 1}}\n"
-            f"  choice: {{points: 1}}\n  bounds: {{points: 1}}\n  random: {{points: 1}}\n"
-            f"{random_block}cases:\n{cases}")
+    text = (
+        f"lab: negamax\nchecks:\n  load: {{points: 1}}\n  value: {{points: 1}}\n  nodes: {{points: 1}}\n"
+        f"  choice: {{points: 1}}\n  bounds: {{points: 1}}\n  random: {{points: 1}}\n"
+        f"{random_block}cases:\n{cases}"
+    )
     path = tmp_path / "negamax.yaml"
     path.write_text(text)
     return load_spec(path)
 
 
-@pytest.mark.parametrize("case, line, problem", [
-    ("  - name: a\n    game: chess\n    expect: {value: 0}\n", 11, "unknown game 'chess'"),
-    ("  - name: a\n    game: tictactoe\n    state: XO\n    expect: {value: 0}\n", 12, "not a tic-tac-toe state"),
-    ("  - name: a\n    game: tictactoe\n    window: [0, 1]\n    checks: [value]\n    expect: {value: 0}\n", 12,
-     "alpha <= -1 and beta >= 1"),
-    ("  - name: a\n    game: nim\n    params: {heaps: [1, 2]}\n    checks: [choice]\n"
-     "    expect: {value: 1, moves: [[[1, 2], 1]]}\n", 14, "is not a successor"),
-    ("  - name: a\n    game: tree\n    params: {graph: {r: [x]}, terminal_nodes: {x: 2}}\n    expect: {value: 0}\n",
-     12, "not -1, 0 or 1"),
-    ("  - name: a\n    game: tictactoe\n    checks: [value]\n    expect: {value: 0, calls: 3}\n", 13,
-     "not used by this case's checks"),
-    ("  - name: a\n    game: tictactoe\n    positions: [{state: '.........', player: 0}]\n"
-     "    expect: {values: [0, 1]}\n", 13, "one value -1, 0 or 1 per position"),
-])
+@pytest.mark.parametrize(
+    "case, line, problem",
+    [
+        ("  - name: a\n    game: chess\n    expect: {value: 0}\n", 11, "unknown game 'chess'"),
+        ("  - name: a\n    game: tictactoe\n    state: XO\n    expect: {value: 0}\n", 12, "not a tic-tac-toe state"),
+        (
+            "  - name: a\n    game: tictactoe\n    window: [0, 1]\n    checks: [value]\n    expect: {value: 0}\n",
+            12,
+            "alpha <= -1 and beta >= 1",
+        ),
+        (
+            "  - name: a\n    game: nim\n    params: {heaps: [1, 2]}\n    checks: [choice]\n"
+            "    expect: {value: 1, moves: [[[1, 2], 1]]}\n",
+            14,
+            "is not a successor",
+        ),
+        (
+            "  - name: a\n    game: tree\n    params: {graph: {r: [x]}, terminal_nodes: {x: 2}}\n    expect: {value: 0}\n",
+            12,
+            "not -1, 0 or 1",
+        ),
+        (
+            "  - name: a\n    game: tictactoe\n    checks: [value]\n    expect: {value: 0, calls: 3}\n",
+            13,
+            "not used by this case's checks",
+        ),
+        (
+            "  - name: a\n    game: tictactoe\n    positions: [{state: '.........', player: 0}]\n"
+            "    expect: {values: [0, 1]}\n",
+            13,
+            "one value -1, 0 or 1 per position",
+        ),
+    ],
+)
 def test_a_malformed_case_is_a_spec_error_at_its_line(lab, tmp_path, case, line, problem):
     with pytest.raises(SpecError, match=problem) as caught:
         lab.plans(write_spec(tmp_path, case), SEED)
@@ -254,8 +297,10 @@ def test_a_malformed_case_is_a_spec_error_at_its_line(lab, tmp_path, case, line,
 
 
 def test_verify_names_the_line_of_a_stale_count(lab, tmp_path):
-    case = "  - name: a\n    game: nim\n    params: {heaps: [1, 2, 3]}\n    checks: [nodes]\n" \
-           "    expect: {calls: 230, expansions: 139}\n"
+    case = (
+        "  - name: a\n    game: nim\n    params: {heaps: [1, 2, 3]}\n    checks: [nodes]\n"
+        "    expect: {calls: 230, expansions: 139}\n"
+    )
     (problem,) = lab.verify(write_spec(tmp_path, case))
     assert problem.endswith(":14: cases[0].expect.calls: stored 230, the reference computes 229")
 
@@ -267,6 +312,7 @@ def test_a_bad_random_setting_is_a_spec_error(lab, tmp_path):
 
 
 # --- hidden random positions ----------------------------------------------------------
+
 
 def encoded(positions):
     return [(p.game.name, json.dumps(p.game.encode(p.state)), p.player) for p in positions]
@@ -286,6 +332,7 @@ def test_random_positions_come_from_the_seed_and_cycle_through_the_games(spec):
 
 
 # --- why comparing counts exactly is fair ---------------------------------------------
+
 
 def sample_positions(game, count, seed):
     """Positions reached by random play from the start (each with the player to move)."""

@@ -4,6 +4,7 @@ raises one SpecError that reads `file:line: field: problem`, pointing at the cul
 Each broken spec in tests/fixtures/specs marks the line the error must name with the comment
 `# SpecError here`, so the expected line lives next to the mistake.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -65,8 +66,9 @@ def test_broken_spec_names_file_line_and_field(file, field):
 def test_broken_tree_message_names_the_node(file):
     with pytest.raises(SpecError) as caught:
         load_and_plan(SPEC_FIXTURES / file)
-    assert {"tree_with_cycle.yaml": "'b0'", "tree_with_shared_child.yaml": "'c0'",
-            "leaf_without_number.yaml": "'b1'"}[file] in caught.value.problem
+    assert {"tree_with_cycle.yaml": "'b0'", "tree_with_shared_child.yaml": "'c0'", "leaf_without_number.yaml": "'b1'"}[
+        file
+    ] in caught.value.problem
 
 
 def test_unknown_random_setting_is_caught_by_verify_too():
@@ -112,8 +114,10 @@ TOP_LEVEL_LINES = [n for n, text in enumerate(MINIMAL) if text[:1].isalpha()]  #
 
 
 @settings(max_examples=25, deadline=None)
-@given(key=st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True).filter(lambda k: k not in TOP_FIELDS | YAML_WORDS),
-       where=st.sampled_from(TOP_LEVEL_LINES))
+@given(
+    key=st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True).filter(lambda k: k not in TOP_FIELDS | YAML_WORDS),
+    where=st.sampled_from(TOP_LEVEL_LINES),
+)
 def test_any_unknown_top_field_is_reported_where_it_is(tmp_path_factory, key, where):
     lines = [*MINIMAL[:where], f"{key}: 1\n", *MINIMAL[where:]]
     path = tmp_path_factory.mktemp("spec") / "spec.yaml"

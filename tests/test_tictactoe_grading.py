@@ -7,6 +7,7 @@ empty board alone is 20,865 nodes), to keep this file fast: the small positions 
 bug below. The reference solution, the skeleton and one accepted variant are graded
 against the whole spec.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.exercises import exercise_notebook_text, exercise_notebook_path, exercise_path, exercise_text
+from grader.exercises import exercise_notebook_path, exercise_notebook_text, exercise_path, exercise_text
 from grader.grading import grade_submission
 from grader.labs import get_lab
-from grader.labs.tictactoe import BOUND_SEARCHES, Position, random_positions, reference_expectations
+from grader.labs.tictactoe.cases import BOUND_SEARCHES, Position, reference_expectations
+from grader.labs.tictactoe.random_cases import random_positions
 from grader.paths import PROJECT_DIR, SOLUTIONS_DIR
 from grader.results import GradeReport
 from grader.spec import SpecError, load_spec, spec_path
@@ -82,11 +84,11 @@ def line_of(path: Path, text: str) -> int:
 # --- accepted variants ---------------------------------------------------------------------------
 
 CORRECT = (
-    "correct_fail_hard",          # returns beta / alpha on a cut-off, the utility lives in alpha / beta
-    "correct_own_helpers",        # its own full-board / line / comparison helpers, one shared search
-    "correct_own_get_childs",     # its own get_childs (np.argwhere, integer boards)
-    "correct_prints",             # prints points and nodes_visited, plays a move at import
-    "correct_without_helpers",    # defines none of the given helpers: the grader provides them
+    "correct_fail_hard",  # returns beta / alpha on a cut-off, the utility lives in alpha / beta
+    "correct_own_helpers",  # its own full-board / line / comparison helpers, one shared search
+    "correct_own_get_childs",  # its own get_childs (np.argwhere, integer boards)
+    "correct_prints",  # prints points and nodes_visited, plays a move at import
+    "correct_without_helpers",  # defines none of the given helpers: the grader provides them
 )
 
 
@@ -115,6 +117,7 @@ def test_prints_stay_output_and_change_nothing(grade):
 
 # --- classic bugs ---------------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Bug:
     """A buggy fixture, the kinds it must lose points in (every other kind keeps full
@@ -127,41 +130,70 @@ class Bug:
 
 BUGS = (
     # `> beta`: right values and moves, but boards the reference prunes get expanded.
-    Bug("bug_strict_cutoff", frozenset({"nodes", "pruned", "random"}),
-        {"pruned": "Your search prunes less than the reference", "nodes": "expands other boards"}),
+    Bug(
+        "bug_strict_cutoff",
+        frozenset({"nodes", "pruned", "random"}),
+        {"pruned": "Your search prunes less than the reference", "nodes": "expands other boards"},
+    ),
     # Every win scores 10: wrong scores, slower wins chosen, other cut-offs, wrong bounds.
-    Bug("bug_depth_not_incremented", frozenset({"value", "nodes", "pruned", "choice", "bounds", "random"}),
-        {"value": "returned score 10, expected 9: 'o' can force a win with its next move"}),
+    Bug(
+        "bug_depth_not_incremented",
+        frozenset({"value", "nodes", "pruned", "choice", "bounds", "random"}),
+        {"value": "returned score 10, expected 9: 'o' can force a win with its next move"},
+    ),
     # A full drawn board goes on being searched: get_childs on it gives no child, so its
     # utility stays at +-100000.
-    Bug("bug_draw_not_detected",
+    Bug(
+        "bug_draw_not_detected",
         frozenset({"game_over", "value", "nodes", "pruned", "choice", "bounds", "random"}),
-        {"game_over": "A full board ends the game too", "value": "returned score -6, expected 0"}),
+        {"game_over": "A full board ends the game too", "value": "returned score -6, expected 0"},
+    ),
     # A zero-width window at the root: wrong cut-offs, so wrong scores and moves; maximize
     # and minimize themselves are right, so bounds passes.
-    Bug("bug_alpha_beta_zero", frozenset({"value", "nodes", "pruned", "choice", "random"}),
-        {"nodes": "expands other boards than the reference"}),
+    Bug(
+        "bug_alpha_beta_zero",
+        frozenset({"value", "nodes", "pruned", "choice", "random"}),
+        {"nodes": "expands other boards than the reference"},
+    ),
     # The search is exactly right, only the count is not.
-    Bug("bug_counts_leaves", frozenset({"nodes", "random"}),
-        {"nodes": "is the number of finished boards it reached: count every child"}),
+    Bug(
+        "bug_counts_leaves",
+        frozenset({"nodes", "random"}),
+        {"nodes": "is the number of finished boards it reached: count every child"},
+    ),
     # A tie that is only a bound replaces the move: the score stays, the move loses.
-    Bug("bug_tie_last", frozenset({"choice", "random"}),
-        {"choice": "change choice only on a strict improvement (utility > maxUtility)"}),
+    Bug(
+        "bug_tie_last",
+        frozenset({"choice", "random"}),
+        {"choice": "change choice only on a strict improvement (utility > maxUtility)"},
+    ),
     # Slow: 14 unpruned searches per random position for bounds.
-    Bug("bug_no_pruning", frozenset({"nodes", "pruned", "random"}),
-        {"pruned": "Your search prunes less than the reference"}),
+    Bug(
+        "bug_no_pruning",
+        frozenset({"nodes", "pruned", "random"}),
+        {"pruned": "Your search prunes less than the reference"},
+    ),
     # One placeholder left: every search raises TypeError; game_over is fine.
-    Bug("bug_placeholder_left", frozenset({"value", "nodes", "pruned", "choice", "bounds", "random"}),
-        {kind: "`beta = None` is the skeleton's placeholder: lower beta to minUtility"
-         for kind in ("value", "bounds", "random")}),
+    Bug(
+        "bug_placeholder_left",
+        frozenset({"value", "nodes", "pruned", "choice", "bounds", "random"}),
+        {
+            kind: "`beta = None` is the skeleton's placeholder: lower beta to minUtility"
+            for kind in ("value", "bounds", "random")
+        },
+    ),
     # Its own child generator under another name: nothing to observe, everything else right.
-    Bug("unobservable_own_children", frozenset({"pruned", "random"}),
-        {"pruned": "your code never called get_childs, so the grader can't see which boards"}),
+    Bug(
+        "unobservable_own_children",
+        frozenset({"pruned", "random"}),
+        {"pruned": "your code never called get_childs, so the grader can't see which boards"},
+    ),
 )
 
 
-ALL_BUGS = [pytest.param(b, id=b.fixture, marks=[pytest.mark.slow] if b.fixture == "bug_no_pruning" else [])
-            for b in BUGS]
+ALL_BUGS = [
+    pytest.param(b, id=b.fixture, marks=[pytest.mark.slow] if b.fixture == "bug_no_pruning" else []) for b in BUGS
+]
 
 
 @pytest.mark.parametrize("bug", ALL_BUGS)
@@ -198,7 +230,7 @@ def test_a_losing_move_is_drawn_next_to_an_optimal_one(grade):
     message = next(t.output for t in report.tests if t.name == "tie-trap: choice")
     assert "chose a move worth -8; the position is worth 0" in message
     assert "your move" in message and "an optimal move" in message
-    assert 'The board ".../oxx/xo.", \'o\' to move' in message
+    assert "The board \".../oxx/xo.\", 'o' to move" in message
 
 
 def test_the_unobservable_search_is_still_counted(grade):
@@ -208,18 +240,22 @@ def test_the_unobservable_search_is_still_counted(grade):
 
 # --- the skeleton -------------------------------------------------------------------------------------
 
+
 def test_the_skeleton_loads_and_fails_everything_with_the_placeholder_message(grade):
     skeleton = exercise_path("tictactoe")
     report = grade(skeleton, full=True)
     assert failing_kinds(report) == EVERY_KIND - {"load", "limits"}, explain(report)
     assert all(not t.passed for t in report.tests if t.kind not in ("load", "limits"))
     minimax_line = line_of(skeleton, "return choice, score, nodes_visited")
-    assert (f"line {minimax_line} of lab.py: minimax uses `choice` before anything assigns it"
-            in first_failure(report, "value"))
+    assert f"line {minimax_line} of lab.py: minimax uses `choice` before anything assigns it" in first_failure(
+        report, "value"
+    )
     bounds = first_failure(report, "bounds")
     assert "is the skeleton's placeholder" in bounds
-    assert any(f"line {line_of(skeleton, text)} of lab.py: `{text}`" in bounds
-               for text in ("maxUtility = None", "minUtility = None"))
+    assert any(
+        f"line {line_of(skeleton, text)} of lab.py: `{text}`" in bounds
+        for text in ("maxUtility = None", "minUtility = None")
+    )
     assert "#Write code here" in first_failure(report, "game_over")
 
 
@@ -229,6 +265,7 @@ def test_the_checked_in_exercises_are_generated_from_the_solution():
 
 
 # --- the spec --------------------------------------------------------------------------------------
+
 
 def test_the_stored_expectations_are_the_references(lab, spec):
     assert lab.verify(spec) == []
@@ -256,17 +293,32 @@ cases:
 """
 
 
-@pytest.mark.parametrize("case, line, problem", [
-    ('  - name: a\n    boards: ["xo./.q./..o"]\n    expect: {game_over: [[false, 0]]}\n', 8, "has 'q' at column 2"),
-    ('  - name: a\n    boards: [".../.../..."]\n    expect: {game_over: [[false, 0], [true, 1]]}\n', 9,
-     "one [finished, status] pair"),
-    ('  - name: a\n    board: ".../.../..."\n    player: 2\n    checks: [value]\n    expect: {points: 0}\n', 9,
-     "must be 1 ('o') or -1 ('x')"),
-    ('  - name: a\n    board: "ooo/xx./..."\n    player: -1\n    checks: [value]\n    expect: {points: 0}\n', 8,
-     "legal unfinished board"),
-    ('  - name: a\n    board: ".../.../..."\n    player: 1\n    checks: [value]\n    expect: {points: 0, moves: []}\n', 11,
-     "not used by this case's checks"),
-])
+@pytest.mark.parametrize(
+    "case, line, problem",
+    [
+        ('  - name: a\n    boards: ["xo./.q./..o"]\n    expect: {game_over: [[false, 0]]}\n', 8, "has 'q' at column 2"),
+        (
+            '  - name: a\n    boards: [".../.../..."]\n    expect: {game_over: [[false, 0], [true, 1]]}\n',
+            9,
+            "one [finished, status] pair",
+        ),
+        (
+            '  - name: a\n    board: ".../.../..."\n    player: 2\n    checks: [value]\n    expect: {points: 0}\n',
+            9,
+            "must be 1 ('o') or -1 ('x')",
+        ),
+        (
+            '  - name: a\n    board: "ooo/xx./..."\n    player: -1\n    checks: [value]\n    expect: {points: 0}\n',
+            8,
+            "legal unfinished board",
+        ),
+        (
+            '  - name: a\n    board: ".../.../..."\n    player: 1\n    checks: [value]\n    expect: {points: 0, moves: []}\n',
+            11,
+            "not used by this case's checks",
+        ),
+    ],
+)
 def test_a_malformed_case_is_a_spec_error_at_its_line(lab, tmp_path, case, line, problem):
     path = tmp_path / "bad.yaml"
     path.write_text(SPEC_HEAD + case)
@@ -294,6 +346,7 @@ def test_a_bad_random_setting_is_a_spec_error(lab, tmp_path):
 
 
 # --- random positions --------------------------------------------------------------------------------
+
 
 def test_random_positions_come_from_the_seed(spec):
     first = random_positions(spec, SEED)
@@ -335,8 +388,9 @@ def _replay_is_wrong(module: types.ModuleType, position: Position) -> bool:
     for function, relative, depth in BOUND_SEARCHES:
         v = truth.bound_values[function]
         for alpha, beta in ((v - 2, v - 1), (v - 1, v + 1), (v + 1, v + 2)):
-            u = getattr(module, function)(position.array(), position.player, relative * position.player,
-                                          depth, alpha, beta, 0)[1]
+            u = getattr(module, function)(
+                position.array(), position.player, relative * position.player, depth, alpha, beta, 0
+            )[1]
             if not (u <= alpha if v < alpha else u >= beta if v > beta else u == v):
                 return True
     return False
@@ -355,6 +409,7 @@ def test_random_verdicts_agree_with_a_replay_here(grade, spec, name):
 
 # --- the observer's notation -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def probe():
     """The observer module, built from its source text as the worker builds it."""
@@ -364,8 +419,10 @@ def probe():
         exec(compile(source, f"<{name}>", "exec"), module.__dict__)
         sys.modules[name] = module
     observer = types.ModuleType("_abgrade_tictactoe")
-    exec(compile((PROJECT_DIR / "grader" / "probe" / "tictactoe.py").read_text(), "<probe>", "exec"),
-         observer.__dict__)
+    exec(
+        compile((PROJECT_DIR / "grader" / "labs" / "tictactoe" / "observer.py").read_text(), "<probe>", "exec"),
+        observer.__dict__,
+    )
     yield observer
     for name, module in saved.items():
         if module is None:
@@ -378,8 +435,17 @@ def test_the_observer_writes_any_board_in_notation(probe):
     log = probe.ExpansionLog()
     watched = log.watched(lambda matrix, turn: [])
     board = parse_board("xo./.x./..o")
-    for matrix in (board, board.astype(int), board.astype(np.int8), board.tolist(), board.T.copy(), board.T,
-                   None, np.full((3, 3), 0.5), np.zeros(4)):
+    for matrix in (
+        board,
+        board.astype(int),
+        board.astype(np.int8),
+        board.tolist(),
+        board.T.copy(),
+        board.T,
+        None,
+        np.full((3, 3), 0.5),
+        np.zeros(4),
+    ):
         watched(matrix, 1)
     board[0, 0] = 1  # a later change to an expanded board must not change what was recorded
     labels = log.notations()
@@ -394,10 +460,16 @@ def test_the_observer_sends_only_plain_data(probe, lab):
     namespace = {"__name__": "submission"}
     exec(compile((SOLUTIONS_DIR / "tictactoe.py").read_text(), "<solution>", "exec"), namespace)
     position = Position("oo./xx./...", 1)
-    reply = probe.handle(namespace, {"id": "t", "calls": [
-        {"function": "minimax", "board": position.board, "args": [1], "trace": True},
-        {"function": "game_over", "board": "ooo/xx./..."},
-    ]})
+    reply = probe.handle(
+        namespace,
+        {
+            "id": "t",
+            "calls": [
+                {"function": "minimax", "board": position.board, "args": [1], "trace": True},
+                {"function": "game_over", "board": "ooo/xx./..."},
+            ],
+        },
+    )
     json.dumps(reply, allow_nan=False)  # nothing but JSON data
     minimax, over = reply["calls"]
     truth = reference_expectations(position)

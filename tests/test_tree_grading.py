@@ -6,6 +6,7 @@ The fixtures live in tests/fixtures/tree. Random cases come from a fixed seed, s
 expectation below is reproducible; `test_bug_expectations_match_the_reference` replays the
 classic bugs with the reference to show the expected kinds are not just copied from a run.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.spec import Spec, load_spec
-from reference.tree_bugs import BUG_HINTS, BUGGY_SEARCHES, DIAGNOSIS_HINTS
+from reference.tree_bugs import BUGGY_SEARCHES, DIAGNOSIS_HINTS
 from reference.tree_search import alphabeta as reference_alphabeta
 from reference.trees import GameTree
 
@@ -64,6 +65,7 @@ def source_line(fixture: str, text: str) -> int:
 
 # --- the shape of a grading run --------------------------------------------------------------
 
+
 def test_tests_follow_the_spec(grade, tree_spec):
     """One load and one limits test; value/nodes/pruned per fixed case, bounds per case with an
     inner node (not a lone leaf), one random test per generated tree; points from the spec."""
@@ -71,8 +73,15 @@ def test_tests_follow_the_spec(grade, tree_spec):
     cases = len(tree_spec.cases)
     with_inner_nodes = sum(bool(case["graph"]) for case in tree_spec.cases)
     counts = {kind: sum(t.kind == kind for t in report.tests) for kind in report.subtotals()}
-    assert counts == {"load": 1, "value": cases, "nodes": cases, "pruned": cases, "bounds": with_inner_nodes,
-                      "random": tree_spec.random.count, "limits": 1}
+    assert counts == {
+        "load": 1,
+        "value": cases,
+        "nodes": cases,
+        "pruned": cases,
+        "bounds": with_inner_nodes,
+        "random": tree_spec.random.count,
+        "limits": 1,
+    }
     points = {kind: policy.points for kind, policy in tree_spec.checks.items()}
     assert report.max_score == sum(points[kind] * count for kind, count in counts.items())
     assert all(t.visibility == tree_spec.checks["random"].visibility for t in report.tests if t.kind == "random")
@@ -90,15 +99,15 @@ def test_random_cases_depend_only_on_the_seed(grade, tree_lab, tree_spec):
 # --- correct variants ------------------------------------------------------------------------
 
 CORRECT = (
-    "correct_seed_style",        # prints every step and keeps `alphas_betas`, as the course does
-    "correct_fail_hard",         # returns alpha / beta
-    "correct_negamax",           # a negamax helper with sign flips
-    "correct_max_min_helpers",   # max_value / min_value
-    "correct_iterative",         # an explicit stack instead of recursion
-    "correct_get_lookups",       # graph.get / terminal_nodes.get to find leaves
-    "correct_v_from_alpha",      # v starts at alpha (fail-hard by initialisation)
-    "correct_main_guard",        # a self-test print at import, a demo under __main__
-    "correct_try_except",        # graph[node] in try/except, an extra optional argument
+    "correct_seed_style",  # prints every step and keeps `alphas_betas`, as the course does
+    "correct_fail_hard",  # returns alpha / beta
+    "correct_negamax",  # a negamax helper with sign flips
+    "correct_max_min_helpers",  # max_value / min_value
+    "correct_iterative",  # an explicit stack instead of recursion
+    "correct_get_lookups",  # graph.get / terminal_nodes.get to find leaves
+    "correct_v_from_alpha",  # v starts at alpha (fail-hard by initialisation)
+    "correct_main_guard",  # a self-test print at import, a demo under __main__
+    "correct_try_except",  # graph[node] in try/except, an extra optional argument
 )
 
 
@@ -128,6 +137,7 @@ def test_prints_are_kept_as_output_only(grade):
 
 # --- classic bugs ----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class BugCase:
     """A buggy fixture, the kinds it must lose points in (all others keep full marks), the
@@ -140,43 +150,80 @@ class BugCase:
     says: dict[str, str]
 
 
-SEARCH_ORDER = frozenset({"nodes", "pruned", "random"})    # right values, wrong reads
+SEARCH_ORDER = frozenset({"nodes", "pruned", "random"})  # right values, wrong reads
 EVERYTHING = frozenset({"value", "nodes", "pruned", "bounds", "random"})
 READ_EXTRA = "You read what the reference prunes"
 
 BUGS = (
     # Every search that only prunes less (or elsewhere) still returns true values and meets the
     # bound specification, so value and bounds keep full marks.
-    BugCase("bug_no_pruning", SEARCH_ORDER, "no_pruning",
-            {"nodes": "more)", "pruned": READ_EXTRA, "random": READ_EXTRA}),
-    BugCase("bug_strict_cutoff", SEARCH_ORDER, "strict_cutoff",
-            {"nodes": "(1 more)", "pruned": "You read what the reference prunes: c4"}),
+    BugCase(
+        "bug_no_pruning", SEARCH_ORDER, "no_pruning", {"nodes": "more)", "pruned": READ_EXTRA, "random": READ_EXTRA}
+    ),
+    BugCase(
+        "bug_strict_cutoff",
+        SEARCH_ORDER,
+        "strict_cutoff",
+        {"nodes": "(1 more)", "pruned": "You read what the reference prunes: c4"},
+    ),
     # With alpha stuck at -inf (or beta at +inf) no root search can ever cut off.
     BugCase("bug_alpha_never_updated", SEARCH_ORDER, "alpha_never_updated", {"pruned": READ_EXTRA}),
     BugCase("bug_beta_never_updated", SEARCH_ORDER, "beta_never_updated", {"pruned": READ_EXTRA}),
-    BugCase("bug_reversed_children", SEARCH_ORDER, "reversed_children",
-            {"pruned": "First difference at read #2: you read b1, the reference reads b0"}),
+    BugCase(
+        "bug_reversed_children",
+        SEARCH_ORDER,
+        "reversed_children",
+        {"pruned": "First difference at read #2: you read b1, the reference reads b0"},
+    ),
     # Wrong roles give wrong values, wrong reads, and wrong answers to narrowed windows.
-    BugCase("bug_no_alternation", EVERYTHING, "no_alternation",
-            {"value": "returned 9, expected 4", "bounds": "broke the bound specification"}),
+    BugCase(
+        "bug_no_alternation",
+        EVERYTHING,
+        "no_alternation",
+        {"value": "returned 9, expected 4", "bounds": "broke the bound specification"},
+    ),
     BugCase("bug_min_at_root", EVERYTHING, "min_at_root", {"value": "returned -2.5, expected -3.75"}),
     # Only trees whose MAX nodes are all negative show v = 0: negative-floats and some random
     # trees. There the wrong alpha also prunes c5 too early.
-    BugCase("bug_zero_initial_value", EVERYTHING, "max_starts_at_zero",
-            {"value": "returned 0, expected -3.75", "nodes": "(1 fewer)",
-             "pruned": "The reference reads what you never read: c5", "bounds": "returned 0"}),
+    BugCase(
+        "bug_zero_initial_value",
+        EVERYTHING,
+        "max_starts_at_zero",
+        {
+            "value": "returned 0, expected -3.75",
+            "nodes": "(1 fewer)",
+            "pruned": "The reference reads what you never read: c5",
+            "bounds": "returned 0",
+        },
+    ),
     # Reads nothing; right only on the seed tree's root value.
-    BugCase("bug_hardcoded_answer", EVERYTHING, "hardcoded_answer",
-            {"value": "returned 4, expected -3.75", "nodes": "read no node", "bounds": "returned 4"}),
+    BugCase(
+        "bug_hardcoded_answer",
+        EVERYTHING,
+        "hardcoded_answer",
+        {"value": "returned 4, expected -3.75", "nodes": "read no node", "bounds": "returned 4"},
+    ),
     # Reads exactly like the reference, so nodes and pruned pass; the lone leaf's value too.
-    BugCase("bug_returns_none", frozenset({"value", "bounds", "random"}), None,
-            {"value": "returned None, expected 4: does every path", "bounds": "returned None"}),
+    BugCase(
+        "bug_returns_none",
+        frozenset({"value", "bounds", "random"}),
+        None,
+        {"value": "returned None, expected 4: does every path", "bounds": "returned None"},
+    ),
     # The root call's window is (-inf, inf): it can't fail low, so only narrowed windows show it.
-    BugCase("bug_bounds_midpoint", frozenset({"bounds"}), None,
-            {"bounds": "returned 5.5, but the true value 4 is below the window, so the result must be <= alpha = 5"}),
+    BugCase(
+        "bug_bounds_midpoint",
+        frozenset({"bounds"}),
+        None,
+        {"bounds": "returned 5.5, but the true value 4 is below the window, so the result must be <= alpha = 5"},
+    ),
     # Leaf siblings are read before their turn: more reads, same values.
-    BugCase("bug_reads_children_early", SEARCH_ORDER, None,
-            {"nodes": "28 distinct nodes read", "pruned": "You read what the reference prunes: e14"}),
+    BugCase(
+        "bug_reads_children_early",
+        SEARCH_ORDER,
+        None,
+        {"nodes": "28 distinct nodes read", "pruned": "You read what the reference prunes: e14"},
+    ),
 )
 ALL_BUGS = [pytest.param(bug, id=bug.fixture) for bug in BUGS]
 DIAGNOSED = [pytest.param(bug, id=bug.fixture) for bug in BUGS if bug.diagnosis]
@@ -235,8 +282,11 @@ def _reference_failures(bug: str, lab: Lab, spec: Spec) -> set[str]:
             continue
         tree = GameTree.from_mapping(plan.request["graph"], plan.request["terminal_nodes"])
         right, wrong = reference_alphabeta(tree), BUGGY_SEARCHES[bug](tree)
-        differs = {"value": wrong.value != right.value, "nodes": wrong.nodes != right.nodes,
-                   "pruned": wrong.trace.order != right.trace.order}
+        differs = {
+            "value": wrong.value != right.value,
+            "nodes": wrong.nodes != right.nodes,
+            "pruned": wrong.trace.order != right.trace.order,
+        }
         differs["random"] = differs["value"] or differs["pruned"]  # a random test checks both
         failing.update(kind for kind in plan.kinds if differs[kind])
     return failing
@@ -249,6 +299,7 @@ def test_bug_expectations_match_the_reference(tree_lab, tree_spec, bug):
 
 # --- hostile and broken submissions -----------------------------------------------------------
 
+
 def _processes(matches: Callable[[int, str], bool]) -> list[int]:
     """Live (non-zombie) processes whose (parent pid, command line) match."""
     found = []
@@ -260,7 +311,7 @@ def _processes(matches: Callable[[int, str], bool]) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        state, parent = stat[stat.rfind(")") + 2:].split()[:2]
+        state, parent = stat[stat.rfind(")") + 2 :].split()[:2]
         if state != "Z" and matches(int(parent), cmdline):
             found.append(int(entry.name))
     return found
@@ -354,7 +405,9 @@ def test_hang_at_import_fails_load_within_the_budget(import_loop):
     assert seconds < 6
     load = named(report, "load")
     assert not load.passed
-    assert "hostile_import_loop.py" in load.output and "did not finish loading: it ran past the time limit" in load.output
+    assert (
+        "hostile_import_loop.py" in load.output and "did not finish loading: it ran past the time limit" in load.output
+    )
     assert report.score == 0
     assert all("did not load" in t.output for t in report.tests if t.kind != "load")
     assert _left_over(_my_workers) == []
@@ -475,18 +528,27 @@ def test_a_fake_infinity_fails_the_huge_and_float_cases(grade):
     the random trees (scaled far beyond it) catch it; every other fixed case passes."""
     report = grade("bug_fake_infinity")
     wrong = {(t.case, t.kind) for t in failed(report) if t.kind != "random"}
-    assert wrong == {("huge-values", "value"), ("huge-values", "nodes"), ("huge-values", "pruned"),
-                     ("huge-values", "bounds"), ("floats-beyond-fake-infinity", "value"),
-                     ("floats-beyond-fake-infinity", "bounds")}, explain(report)
+    assert wrong == {
+        ("huge-values", "value"),
+        ("huge-values", "nodes"),
+        ("huge-values", "pruned"),
+        ("huge-values", "bounds"),
+        ("floats-beyond-fake-infinity", "value"),
+        ("floats-beyond-fake-infinity", "bounds"),
+    }, explain(report)
     random = [t for t in report.tests if t.kind == "random"]
     assert sum(not t.passed for t in random) > len(random) / 2  # (a tree may have no leaf but 0)
-    assert named(report, "huge-values: value").output == "alphabeta('a0', -inf, inf, True) returned -100, expected -999999."
+    assert (
+        named(report, "huge-values: value").output
+        == "alphabeta('a0', -inf, inf, True) returned -100, expected -999999."
+    )
     assert named(report, "floats-beyond-fake-infinity: value").output.startswith(
-        "alphabeta('a0', -inf, inf, True) returned 100, expected 250000.25.")
+        "alphabeta('a0', -inf, inf, True) returned 100, expected 250000.25."
+    )
 
 
 def test_random_trees_have_leaves_far_beyond_any_fake_infinity(tree_lab, tree_spec):
-    from grader.labs.tree import _random_trees
+    from grader.labs.tree.random_cases import random_trees as _random_trees
 
     leaves = [v for tree in _random_trees(tree_spec, 5) for v in tree.to_mapping()[1].values()]
     assert any(abs(v) > 1_000_000 for v in leaves) and any(v != int(v) for v in leaves)

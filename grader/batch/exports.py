@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..report.html import write_html
-from ..results import CHECK_KINDS
+from ..results import ordered_kinds
 from .discovery import Skipped
 from .feedback import feedback_markdown
 from .gradebook import StoredGrade
@@ -33,7 +33,7 @@ def write_grades_csv(grades: list[StoredGrade], path: Path, names: Mapping[str, 
     skipped (the folder entry could not be used, with the reason). Text cells are
     neutralised against spreadsheet formulas; score cells are plain numbers."""
     names = names or {}
-    kinds = [k for k in CHECK_KINDS if any(g.report and k in g.report.subtotals() for g in grades)]
+    kinds = list(ordered_kinds(k for g in grades if g.report for k in g.report.subtotals()))
     files = feedback_names([g.student for g in grades])
     rows: list[tuple[str, list[str]]] = []
     for grade in grades:

@@ -4,6 +4,7 @@ For a true value v and a window alpha <= beta, a correct result r satisfies
 alpha <= v <= beta -> r == v;  v < alpha -> r <= alpha;  v > beta -> r >= beta.
 Fail-hard and fail-soft searches both satisfy it; answers outside it are wrong.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,6 +55,5 @@ def check_bounds(results: list[tuple[BoundProbe, Any, str | None]]) -> Verdict:
     else:
         first = f"{probe.call} returned {show(returned)}, but {bound_requirement(probe)}."
     return Verdict.fail(
-        f"{len(failures)} of {len(results)} calls with narrowed windows broke the bound specification. "
-        f"First: {first}"
+        f"{len(failures)} of {len(results)} calls with narrowed windows broke the bound specification. First: {first}"
     )

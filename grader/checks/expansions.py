@@ -3,6 +3,7 @@
 Works on sequences of labels (tree node names, board notations), so every lab that can
 observe its expansions shares it; `describe` turns a label into text for feedback.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -51,11 +52,14 @@ def check_expansions(
     only_expected = [x for x in expected if x not in seen_set]
     lines = []
     if index < len(seen) and index < len(expected):
-        lines.append(f"First difference at read #{index + 1}: you read {describe(seen[index])}, "
-                     f"the reference reads {describe(expected[index])}.")
+        lines.append(
+            f"First difference at read #{index + 1}: you read {describe(seen[index])}, "
+            f"the reference reads {describe(expected[index])}."
+        )
     elif index >= len(seen):
-        lines.append(f"Your search stopped after {len(seen)} reads; the reference goes on with "
-                     f"{describe(expected[index])}.")
+        lines.append(
+            f"Your search stopped after {len(seen)} reads; the reference goes on with {describe(expected[index])}."
+        )
     else:
         lines.append(f"After the reference's last read, your search went on with {describe(seen[index])}.")
     if only_seen:

@@ -1,4 +1,5 @@
 """`limits`: every case finished within its time, memory and recursion limits."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

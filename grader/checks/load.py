@@ -1,9 +1,23 @@
 """`load`: the submission runs and defines the lab's API with usable signatures."""
+
 from __future__ import annotations
 
-from ..sandbox.session import LoadObservation
+from typing import Any, Protocol
+
 from .show import describe_error
 from .verdict import Verdict
+
+
+class LoadObservation(Protocol):
+    """What the observer saw while loading (grader.sandbox.session.LoadObservation); judged
+    here without importing the sandbox."""
+
+    api: dict[str, Any]
+    error: dict | None
+    failure: Any  # a WorkerFailure (with .message) or None
+    problem: str | None
+    notes: list[str]
+
 
 # SyntaxError and its subclasses: the file never ran, so the place of the error is the news
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
@@ -17,7 +31,9 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     if observation.problem is not None:
         return Verdict.fail(f"{file}: {observation.problem}"), False
     if observation.failure is not None:
-        return Verdict.fail(f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"), False
+        return Verdict.fail(
+            f"{file}: the submission did not finish loading: {observation.failure.message}.{notes}"
+        ), False
     error = observation.error or {}
     if error.get("type") in SYNTAX_ERRORS:
         line = error.get("line")
@@ -42,5 +58,7 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
         return Verdict.fail(message), False
     names = ", ".join(api)
     if loading_error:
-        return Verdict.ok(f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined){notes}"), True
+        return Verdict.ok(
+            f"{file} defines {names}. Note: {loading_error}\n(grading goes on with what was defined){notes}"
+        ), True
     return Verdict.ok(f"{file} loads and defines {names}.{notes}"), True

@@ -1,4 +1,5 @@
 """How observed values, errors and calls are written in feedback."""
+
 from __future__ import annotations
 
 import math

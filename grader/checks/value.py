@@ -1,4 +1,5 @@
 """`value`: the root or position value equals the reference's."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,10 @@ def check_value(returned: Any, expected: float, call: str) -> Verdict:
     if is_number(returned) and returned == expected:
         return Verdict.ok(f"{call} returned {show(expected)}, as expected.")
     if returned is None:
-        return Verdict.fail(f"{call} returned None, expected {show(expected)}: "
-                            "does every path of your function end in `return <value>`?")
+        return Verdict.fail(
+            f"{call} returned None, expected {show(expected)}: "
+            "does every path of your function end in `return <value>`?"
+        )
     if not is_number(returned):
         return Verdict.fail(f"{call} returned {show(returned)}, expected the number {show(expected)}.")
     return Verdict.fail(f"{call} returned {show(returned)}, expected {show(expected)}.")

@@ -1,4 +1,5 @@
 """The outcome of one judgement, before points and visibility are attached."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

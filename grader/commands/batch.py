@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, UsageError, load_lab
 
 
@@ -13,7 +14,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch = commands.add_parser("batch", help="grade every submission of a class folder in parallel")
     batch.add_argument("folder", type=Path, metavar="DIR",
                        help="one .py/.ipynb file per student, or one folder per student")
-    batch.add_argument("--lab", required=True, help="the lab: tree, tictactoe, negamax")
+    batch.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     batch.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     batch.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel graders (default: the number of cores)")
     batch.add_argument("--out", type=Path, metavar="OUT",

@@ -5,13 +5,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     grade = commands.add_parser("grade", help="grade one submission (.py or .ipynb)")
     grade.add_argument("submission", type=Path)
-    grade.add_argument("--lab", required=True, help="the lab: tree, tictactoe, negamax")
+    grade.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     grade.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     grade.add_argument("--json", type=Path, metavar="OUT", help="write Gradescope's results.json here")
     grade.add_argument("--html", type=Path, metavar="OUT",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, UsageError
 
 
@@ -15,7 +16,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     build = actions.add_parser("build", help="write the autograder zip to upload to Gradescope",
                                description="Bundle setup.sh, run_autograder and abgrade's wheel (built from "
                                            "this checkout, offline) for one lab.")
-    build.add_argument("--lab", required=True, help="the lab: tree, tictactoe, negamax")
+    build.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     build.add_argument("-o", "--output", type=Path, default=Path("autograder.zip"),
                        help="where to write the zip (default: autograder.zip)")
     build.add_argument("--spec", type=Path, help="bundle this spec instead of the one inside abgrade")

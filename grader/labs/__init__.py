@@ -1,26 +1,15 @@
-"""The labs abgrade grades, by name. Adding a lab means adding its adapter here."""
+"""The labs abgrade grades: every lab is a package registered under the entry-point group
+`abgrade.labs` (see grader.registry); `kit/` holds what they share."""
+
 from __future__ import annotations
 
-from .base import CasePlan, Judgement, Lab
-
-
-def lab_names() -> list[str]:
-    return sorted(_ADAPTERS)
+from ..registry import check_kinds, lab_class, lab_names
+from .kit import CasePlan, Judgement, Lab
 
 
 def get_lab(name: str) -> Lab:
-    """The adapter of `name`; raises KeyError with the known names."""
-    if name not in _ADAPTERS:
-        raise KeyError(f"unknown lab {name!r}; known labs: {', '.join(lab_names())}")
-    module_name, class_name = _ADAPTERS[name]
-    module = __import__(f"{__name__}.{module_name}", fromlist=[class_name])
-    return getattr(module, class_name)()
+    """A fresh instance of the lab `name`; raises KeyError with the known names."""
+    return lab_class(name)()
 
 
-_ADAPTERS: dict[str, tuple[str, str]] = {
-    "tree": ("tree", "TreeLab"),
-    "tictactoe": ("tictactoe", "TicTacToeLab"),
-    "negamax": ("negamax", "NegamaxLab"),
-}
-
-__all__ = ["CasePlan", "Judgement", "Lab", "get_lab", "lab_names"]
+__all__ = ["CasePlan", "Judgement", "Lab", "check_kinds", "get_lab", "lab_names"]

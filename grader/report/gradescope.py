@@ -2,6 +2,7 @@
 
 Student-side text arrives sanitised (grader/text.py); every string is passed through
 `utf8_safe` again so the file is valid UTF-8 JSON whatever reached the report."""
+
 from __future__ import annotations
 
 import json

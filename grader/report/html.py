@@ -9,20 +9,19 @@ withheld unless `show_hidden`, as in the terminal summary.
 Structure (classes the tests and a reader's style sheet can rely on): `section.scores` with
 `tr.kind.ok|fail`; `section.diagnoses` with `li.diagnosis[data-name]`; `section.cases` with
 one `details.case.passed|failed[.withheld]` per case, holding `div.test.passed|failed` and a
-`figure.tree-figure` (see svg_tree) or `div.boards` (see svg_board).
+what the lab draws (Lab.picture: e.g. `figure.tree-figure` or `div.boards`).
 """
+
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html import escape
 from pathlib import Path
 
-from ..labs import get_lab
+from .. import registry
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 from .html_style import SCRIPT, STYLE
-from .svg_board import boards_html
-from .svg_tree import tree_figure
 
 STUDENT_OUTPUT_LIMIT = 20_000
 WITHHELD = "Details are withheld until grades are published."
@@ -44,25 +43,24 @@ def render_html(report: GradeReport, show_hidden: bool = False, hints: Mapping[s
         _student_output(report),
     ]
     return visible_controls(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n"
         f"<body>\n{''.join(part for part in body if part)}\n</body>\n</html>\n"
     )
 
 
-def write_html(report: GradeReport, path: Path, show_hidden: bool = False,
-               hints: Mapping[str, str] | None = None) -> None:
+def write_html(
+    report: GradeReport, path: Path, show_hidden: bool = False, hints: Mapping[str, str] | None = None
+) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(report, show_hidden, hints), encoding="utf-8")
 
 
 def _lab_hints(lab: str) -> dict[str, str]:
-    try:
-        return dict(get_lab(lab).bug_hints)
-    except KeyError:
-        return {}
+    found = registry.find(lab)
+    return dict(found.bug_hints) if found is not None else {}
 
 
 def _header(report: GradeReport) -> str:
@@ -88,8 +86,9 @@ def _scores(report: GradeReport) -> str:
             f'<td><div class="bar"><span style="width:{share:.0f}%"></span></div></td>'
             f'<td class="state">{"ok" if state == "ok" else "FAIL"}</td></tr>'
         )
-    return ('<section class="scores"><h2>Score by check</h2><table class="score-table">'
-            f"{''.join(rows)}</table></section>")
+    return (
+        f'<section class="scores"><h2>Score by check</h2><table class="score-table">{"".join(rows)}</table></section>'
+    )
 
 
 def _diagnoses(shown: list[TestResult], hints: Mapping[str, str]) -> str:
@@ -101,9 +100,11 @@ def _diagnoses(shown: list[TestResult], hints: Mapping[str, str]) -> str:
         f"{escape(hints.get(name, ''))}</li>"
         for name in names
     )
-    return ('<section class="diagnoses"><h2>Likely cause</h2>'
-            "<p>The grader recognised a classic mistake:</p>"
-            f"<ul>{items}</ul></section>")
+    return (
+        '<section class="diagnoses"><h2>Likely cause</h2>'
+        "<p>The grader recognised a classic mistake:</p>"
+        f"<ul>{items}</ul></section>"
+    )
 
 
 def _groups(report: GradeReport) -> list[tuple[str, list[TestResult]]]:
@@ -126,7 +127,7 @@ def _failing_index(report: GradeReport, shown: list[TestResult]) -> str:
         if kinds:
             links.append(f'<li><a href="#{_anchor(index)}">{escape(name)}</a>: {escape(", ".join(kinds))}</li>')
     hidden = sum(not t.passed and not t.not_run for t in report.tests) - len(failing)
-    note = (f'<p class="hidden-failures">{hidden} hidden test(s) failed. {WITHHELD}</p>' if hidden else "")
+    note = f'<p class="hidden-failures">{hidden} hidden test(s) failed. {WITHHELD}</p>' if hidden else ""
     if not links and not note:
         return ""
     return f'<section class="failing"><h2>Failing tests</h2><ul>{"".join(links)}</ul>{note}</section>'
@@ -138,31 +139,40 @@ def _not_run_line(report: GradeReport) -> str:
 
 def _cases(report: GradeReport, show_hidden: bool) -> str:
     """One block per case; cases that never ran (the submission did not load) are one line."""
-    cases = [_case(index, name, tests, show_hidden) for index, (name, tests) in enumerate(_groups(report))
-             if not all(t.not_run for t in tests)]
+    found = registry.find(report.lab)
+    draw = found.picture if found is not None else _no_picture
+    cases = [
+        _case(index, name, tests, show_hidden, draw)
+        for index, (name, tests) in enumerate(_groups(report))
+        if not all(t.not_run for t in tests)
+    ]
     if report.not_run:
         cases.append(f'<p class="not-run">{_not_run_line(report)}</p>')
     return f'<section class="cases"><h2>Tests</h2>{"".join(cases)}</section>'
 
 
-def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool) -> str:
+def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool, draw: Callable[[Mapping], str]) -> str:
     visible = [t for t in tests if show_hidden or t.visibility == "visible"]
     failed = any(not t.passed for t in tests)
     withheld = not visible
     classes = ["case", "failed" if failed else "passed"] + (["withheld"] if withheld else [])
     got, most = sum(t.score for t in tests), sum(t.max_score for t in tests)
     badges = "".join(_badge(t, show_hidden) for t in tests)
-    parts = [f'<details class="{" ".join(classes)}" id="{_anchor(index)}"{" open" if failed and not withheld else ""}>',
-             f'<summary><span class="case-name">{escape(name)}</span>{badges}'
-             f'<span class="points">{got:g} / {most:g}</span></summary>']
+    parts = [
+        f'<details class="{" ".join(classes)}" id="{_anchor(index)}"{" open" if failed and not withheld else ""}>',
+        f'<summary><span class="case-name">{escape(name)}</span>{badges}'
+        f'<span class="points">{got:g} / {most:g}</span></summary>',
+    ]
     shown = {id(t) for t in visible}
     for test in tests:
-        parts.append(_test(test) if id(test) in shown else
-                     f'<div class="test withheld"><h3>{escape(test.name)}</h3>'
-                     f'<p class="withheld-note">{WITHHELD}</p></div>')
+        parts.append(
+            _test(test)
+            if id(test) in shown
+            else f'<div class="test withheld"><h3>{escape(test.name)}</h3><p class="withheld-note">{WITHHELD}</p></div>'
+        )
     picture = next((t.details for t in visible if t.details), None)
     if picture:
-        parts.append(_picture(picture))
+        parts.append(draw(picture))
     parts.append("</details>")
     return "".join(parts)
 
@@ -178,17 +188,15 @@ def _badge(test: TestResult, show_hidden: bool) -> str:
 def _test(test: TestResult) -> str:
     state = "passed" if test.passed else "failed"
     mark = "✓" if test.passed else "✗"
-    return (f'<div class="test {state}" data-kind="{escape(test.kind)}">'
-            f"<h3>{mark} {escape(test.name)} ({test.score:g}/{test.max_score:g})</h3>"
-            f'<pre class="output">{escape(test.output)}</pre></div>')
+    return (
+        f'<div class="test {state}" data-kind="{escape(test.kind)}">'
+        f"<h3>{mark} {escape(test.name)} ({test.score:g}/{test.max_score:g})</h3>"
+        f'<pre class="output">{escape(test.output)}</pre></div>'
+    )
 
 
-def _picture(details: Mapping) -> str:
-    view = details.get("view")
-    if view == "tree":
-        return tree_figure(details)
-    if view == "boards":
-        return boards_html(details)
+def _no_picture(details: Mapping) -> str:
+    """A lab that is not installed draws nothing (each lab draws its own: Lab.picture)."""
     return ""
 
 
@@ -197,8 +205,7 @@ def _load_notes(report: GradeReport) -> str:
     if not report.load_notes:
         return ""
     items = "".join(f"<li>{escape(note)}</li>" for note in report.load_notes)
-    return (f'<section class="load-notes"><h2>While loading the submission</h2>'
-            f"<ul>{items}</ul></section>")
+    return f'<section class="load-notes"><h2>While loading the submission</h2><ul>{items}</ul></section>'
 
 
 def _notes(report: GradeReport) -> str:
@@ -213,5 +220,7 @@ def _student_output(report: GradeReport) -> str:
     if not text.strip():
         return ""
     cut = text[:STUDENT_OUTPUT_LIMIT] + ("\n... (cut)" if len(text) > STUDENT_OUTPUT_LIMIT else "")
-    return (f'<details class="student-output"><summary>What your code printed</summary>'
-            f'<pre class="output">{escape(cut)}</pre></details>')
+    return (
+        f'<details class="student-output"><summary>What your code printed</summary>'
+        f'<pre class="output">{escape(cut)}</pre></details>'
+    )

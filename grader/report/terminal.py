@@ -9,6 +9,7 @@ Student-side text arrives sanitised (grader/text.py); it is passed through
 `visible_controls` again here so that the only escape sequences written are the grader's
 own colours.
 """
+
 from __future__ import annotations
 
 import textwrap
@@ -25,6 +26,7 @@ MIN_BLOCK = 6  # a blank line, the title and 4 lines of output: less than that i
 
 def summary(report: GradeReport, show_hidden: bool = False, color: bool = False, verbose: bool = False) -> str:
     """The whole summary; the score line is always the last line."""
+
     def paint(text: str, code: str) -> str:
         return f"\033[{code}m{text}\033[0m" if color else text
 
@@ -70,7 +72,7 @@ def _block(test: TestResult, paint, cap: int | None = None) -> list[str]:
     output = textwrap.indent(visible_controls(test.output), "    ").splitlines() or [""]
     lines = ["", _title(test, paint), *output]
     if cap is not None and len(lines) > cap:
-        kept = lines[:cap - 1]
+        kept = lines[: cap - 1]
         lines = kept + [f"    … {len(lines) - len(kept)} more lines ({VERBOSE_HINT})"]
     return lines
 
@@ -78,7 +80,7 @@ def _block(test: TestResult, paint, cap: int | None = None) -> list[str]:
 def _one_line(test: TestResult, paint) -> str:
     first = next((line.strip() for line in visible_controls(test.output).splitlines() if line.strip()), "")
     if len(first) > ONE_LINE_CHARS:
-        first = first[:ONE_LINE_CHARS - 1] + "…"
+        first = first[: ONE_LINE_CHARS - 1] + "…"
     return f"{_title(test, paint)}: {first}" if first else _title(test, paint)
 
 
@@ -102,7 +104,7 @@ def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
     room = budget - len(body)
     if others and room >= 2:
         body.append("")
-        listed = others if len(others) <= room - 1 else others[:room - 2]
+        listed = others if len(others) <= room - 1 else others[: room - 2]
         body += [_one_line(t, paint) for t in listed]
         if len(listed) < len(others):
             body.append(f"… and {len(others) - len(listed)} more failing tests ({VERBOSE_HINT})")

@@ -33,15 +33,17 @@ SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib"
 
 @dataclass(frozen=True)
 class ProbeSetup:
-    """What the lab's observer needs in the student process: its module, the API to check."""
+    """What the lab's observer needs in the student process: its source file (shipped as
+    text, from the lab's own folder), the API to check, and extra modules to ship."""
 
-    handler: str                      # probe module file name without .py, e.g. "tree"
+    handler: str                      # the observer's module name without `_abgrade_`, e.g. "tree"
     api: dict[str, int]               # function name -> number of positional arguments
+    observer: Path                    # the observer's source file (a lab's observer.py)
     extra_modules: tuple[tuple[str, str], ...] = ()  # (module name, source) shipped too
 
     def modules(self) -> list[tuple[str, str]]:
         runtime = ("_abgrade_runtime", (_PROBE_DIR / "runtime.py").read_text())
-        handler = (f"_abgrade_{self.handler}", (_PROBE_DIR / f"{self.handler}.py").read_text())
+        handler = (f"_abgrade_{self.handler}", self.observer.read_text())
         return [runtime, *self.extra_modules, handler]
 
     def setup_message(self, limits: Limits, **extra: object) -> dict:

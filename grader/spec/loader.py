@@ -8,7 +8,8 @@ from typing import Any
 
 
 from ..paths import SPECS_DIR
-from ..results import CHECK_KINDS, VISIBILITIES
+from ..registry import spec_kinds
+from ..results import VISIBILITIES
 from .errors import SpecError
 from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, Spec
 from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
@@ -135,11 +136,12 @@ def _checks(node: Any, parent: dict, file: str) -> dict[str, CheckPolicy]:
     if not isinstance(node, dict):
         raise SpecError(file, line_of(parent, "checks"), "checks", "must be a mapping kind -> {points, visibility}")
     policies: dict[str, CheckPolicy] = {}
+    kinds = spec_kinds(str(parent.get("lab")))  # the spec's lab says which kinds it has
     for kind, body in node.items():
         where = f"checks.{kind}"
-        if kind not in CHECK_KINDS:
+        if kind not in kinds:
             raise SpecError(file, line_of(node, kind), where,
-                            f"unknown check kind; expected one of {', '.join(CHECK_KINDS)}")
+                            f"unknown check kind; expected one of {', '.join(kinds)}")
         if not isinstance(body, dict):
             raise SpecError(file, line_of(node, kind), where, "must be a mapping with 'points'")
         for key in body:

@@ -9,18 +9,18 @@ called on, and the copies become notations ("xo./.x./..o") in bulk after the cal
 the search pays almost nothing per expansion. Only plain data goes back: notations,
 numbers, error records; never an array or a student object.
 """
+
 import inspect
 import re
 import sys
 
 import numpy as np
-
 from _abgrade_runtime import FRAME_NAMES, STUDENT_DIRS, call_observed, plain, safe_repr
 
 RULES = sys.modules["_abgrade_tictactoe_rules"]
 GIVEN_HELPERS = ("get_next_turn", "get_childs", "game_status", "score")
 TRACE_LIMIT = 60000  # notations kept per call; the count of expansions is always exact
-NOT_A_BOARD = "?"    # first character of a label for something that is not a 3x3 board of -1/0/1
+NOT_A_BOARD = "?"  # first character of a label for something that is not a 3x3 board of -1/0/1
 _NONE_ASSIGNMENT = re.compile(r"^\s*[A-Za-z_]\w*\s*=\s*None\b")
 _MARKS = np.frombuffer(b"x.o", dtype=np.uint8)  # cell value + 1 -> mark
 _ndarray = np.ndarray
@@ -62,8 +62,7 @@ class ExpansionLog:
             rows = np.frombuffer(b"".join(labels[i] for i in floats), dtype=_FLOAT).reshape(-1, 9)
             for i, text in zip(floats, _rows_as_notation(rows)):
                 labels[i] = text
-        return [NOT_A_BOARD + "an array of %d numbers" % (len(s) // 8) if type(s) is bytes else s
-                for s in labels]
+        return [NOT_A_BOARD + "an array of %d numbers" % (len(s) // 8) if type(s) is bytes else s for s in labels]
 
 
 def _snapshot_other(matrix):
@@ -88,7 +87,7 @@ def _rows_as_notation(rows):
     text = np.full((len(rows), 12), ord("/"), dtype=np.uint8)
     text[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]] = cells
     joined = text.tobytes().decode("ascii")
-    labels = [joined[12 * k:12 * k + 11] for k in range(len(rows))]
+    labels = [joined[12 * k : 12 * k + 11] for k in range(len(rows))]
     for k in np.flatnonzero(~valid):
         labels[k] = NOT_A_BOARD + "a board holding " + safe_repr(rows[k].reshape(3, 3).tolist(), 80)
     return labels

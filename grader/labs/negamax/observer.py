@@ -7,6 +7,7 @@ resets `num_value_call` to 0, calls the student's function on a decoded state an
 back what it returned, the counter afterwards, and how often (and on which encoded states)
 `next_states` was called. States cross the pipe only in the game's own JSON encoding.
 """
+
 import sys
 
 from _abgrade_runtime import call_observed, plain, safe_repr
@@ -16,8 +17,11 @@ TRACE_LIMIT = 100000  # encoded states kept per call; the count is always exact
 
 # Each game module's globals as shipped, so a request that configures a game (Nim heaps,
 # a tree) never leaks into the next one.
-_PRISTINE = {name[len(GAME_PREFIX):]: dict(module.__dict__)
-             for name, module in list(sys.modules.items()) if name.startswith(GAME_PREFIX)}
+_PRISTINE = {
+    name[len(GAME_PREFIX) :]: dict(module.__dict__)
+    for name, module in list(sys.modules.items())
+    if name.startswith(GAME_PREFIX)
+}
 
 
 def build_game(name, params):
@@ -51,6 +55,7 @@ class ExpansionLog:
             if self.keep and len(self.states) < TRACE_LIMIT:
                 self.states.append(encoded(self.game, state))
             return next_states(state, player)
+
         return next_states_watched
 
 

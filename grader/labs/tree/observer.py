@@ -4,6 +4,7 @@ A node is read when `graph[node]` / `graph.get(node)` returns its children, or a
 `terminal_nodes[leaf]` / `.get(leaf)` returns its value (DESIGN.md). Membership tests,
 absent keys and repeated reads add nothing.
 """
+
 from _abgrade_runtime import call_observed
 
 

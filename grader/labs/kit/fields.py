@@ -1,33 +1,38 @@
 """Reading the fields every lab's cases share (name, checks, visibility, points, expect),
 with SpecErrors that point at the line."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results import VISIBILITIES
-from ..spec import Spec
-from ..spec.yaml_lines import LineDict
+from ...results import VISIBILITIES
+from ...spec import Spec
+from ...spec.yaml_lines import LineDict
 
 
 @dataclass(frozen=True)
 class CaseHeader:
     name: str
-    where: str                      # "cases[3]" for messages
+    where: str  # "cases[3]" for messages
     checks: tuple[str, ...]
     visibility: str | None
     points: dict[str, float]
     expect: LineDict
 
 
-def read_header(spec: Spec, index: int, case: LineDict, kinds: tuple[str, ...], fields: set[str],
-                seen_names: set[str]) -> CaseHeader:
+def read_header(
+    spec: Spec, index: int, case: LineDict, kinds: tuple[str, ...], fields: set[str], seen_names: set[str]
+) -> CaseHeader:
     """Validate the common fields of `cases[index]`; `fields` are the lab's own extra keys."""
     where = f"cases[{index}]"
     allowed = {"name", "about", "checks", "visibility", "points", "expect"} | fields
     for key in case:
         if key not in allowed:
-            raise spec.error(case, key, f"{where}.{key}", f"unknown field; expected one of {', '.join(sorted(allowed))}")
+            raise spec.error(
+                case, key, f"{where}.{key}", f"unknown field; expected one of {', '.join(sorted(allowed))}"
+            )
     name = case.get("name")
     if not isinstance(name, str) or not name:
         raise spec.error(case, "name" if "name" in case else None, f"{where}.name", "every case needs a non-empty name")
@@ -39,7 +44,9 @@ def read_header(spec: Spec, index: int, case: LineDict, kinds: tuple[str, ...], 
         raise spec.error(case, "checks", f"{where}.checks", f"must be a list drawn from {', '.join(kinds)}")
     for kind in checks:
         if spec.policy(kind) is None:
-            raise spec.error(case, "checks", f"{where}.checks", f"check kind {kind!r} has no points in the spec's 'checks'")
+            raise spec.error(
+                case, "checks", f"{where}.checks", f"check kind {kind!r} has no points in the spec's 'checks'"
+            )
     visibility = case.get("visibility")
     if visibility is not None and visibility not in VISIBILITIES:
         raise spec.error(case, "visibility", f"{where}.visibility", f"must be one of {', '.join(VISIBILITIES)}")
@@ -48,8 +55,12 @@ def read_header(spec: Spec, index: int, case: LineDict, kinds: tuple[str, ...], 
         raise spec.error(case, "points", f"{where}.points", "must map this case's check kinds to non-negative numbers")
     expect = case.get("expect")
     if not isinstance(expect, dict):
-        raise spec.error(case, "expect" if "expect" in case else None, f"{where}.expect",
-                         "missing: the stored expectations (run `abgrade specs verify` to compute them)")
+        raise spec.error(
+            case,
+            "expect" if "expect" in case else None,
+            f"{where}.expect",
+            "missing: the stored expectations (run `abgrade specs verify` to compute them)",
+        )
     return CaseHeader(name, where, tuple(checks), visibility, {k: float(v) for k, v in points.items()}, expect)
 
 
@@ -58,10 +69,28 @@ def require(spec: Spec, node: LineDict, key: str, field_name: str, kind: type | 
     if key not in node:
         raise spec.error(node, None, field_name, f"missing: {what}")
     value = node[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        and bool not in (kind if isinstance(kind, tuple) else (kind,))
+    ):
         raise spec.error(node, key, field_name, f"must be {what}, got {value!r}")
     return value
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def expected_keys(spec: Spec, header: CaseHeader, keys_by_kind: Mapping[str, Sequence[str]]) -> set[str]:
+    """The `expect` keys this case's checks need; a SpecError names a stored key none uses."""
+    needed = {key for kind in header.checks for key in keys_by_kind[kind]}
+    for key in header.expect:
+        if key not in needed:
+            raise spec.error(
+                header.expect,
+                key,
+                f"{header.where}.expect.{key}",
+                f"not used by this case's checks; expected {', '.join(sorted(needed))}",
+            )
+    return needed

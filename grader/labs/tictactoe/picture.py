@@ -6,12 +6,13 @@ Input is a test's `details` with `"view": "boards"`: `{"board": notation, "seen"
 Each board is an `<svg class="board">` of nine `cell` rects (`x`, `o` or `empty`); in the
 two boards of the divergence, the cells where they differ also carry `differs`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
 
-from ..checks.expansions import first_divergence
+from ...checks.expansions import first_divergence
 
 CELL = 24
 MARKS = {"x": "x", "o": "o", ".": "empty"}
@@ -34,8 +35,10 @@ def board_svg(notation: object, differs: frozenset[int] = frozenset()) -> str:
     if cells is None:
         return f'<code class="board-text">{escape(str(notation))}</code>'
     size = 3 * CELL
-    parts = [f'<svg class="board" xmlns="http://www.w3.org/2000/svg" width="{size + 2}" height="{size + 2}" '
-             f'viewBox="-1 -1 {size + 2} {size + 2}" role="img" aria-label="board {escape(notation)}">']
+    parts = [
+        f'<svg class="board" xmlns="http://www.w3.org/2000/svg" width="{size + 2}" height="{size + 2}" '
+        f'viewBox="-1 -1 {size + 2} {size + 2}" role="img" aria-label="board {escape(notation)}">'
+    ]
     for index, mark in enumerate(cells):
         x, y = (index % 3) * CELL, (index // 3) * CELL
         classes = "cell " + MARKS[mark] + (" differs" if index in differs else "")
@@ -49,8 +52,7 @@ def _glyph(mark: str, x: int, y: int) -> str:
     pad = 6
     if mark == "x":
         a, b = x + pad, x + CELL - pad
-        return (f'<path class="mark x" d="M{a} {y + pad} L{b} {y + CELL - pad} '
-                f'M{b} {y + pad} L{a} {y + CELL - pad}"/>')
+        return f'<path class="mark x" d="M{a} {y + pad} L{b} {y + CELL - pad} M{b} {y + pad} L{a} {y + CELL - pad}"/>'
     if mark == "o":
         return f'<circle class="mark o" cx="{x + CELL / 2}" cy="{y + CELL / 2}" r="{CELL / 2 - pad}"/>'
     return ""
@@ -64,8 +66,10 @@ def _differing_cells(a: object, b: object) -> frozenset[int]:
 
 
 def _figure(title: str, notation: object, css: str, differs: frozenset[int] = frozenset()) -> str:
-    return (f'<figure class="board-figure {css}">{board_svg(notation, differs)}'
-            f"<figcaption>{escape(title)}</figcaption></figure>")
+    return (
+        f'<figure class="board-figure {css}">{board_svg(notation, differs)}'
+        f"<figcaption>{escape(title)}</figcaption></figure>"
+    )
 
 
 def _total(details: Mapping, key: str, listed: list[str]) -> int:
@@ -81,8 +85,10 @@ def boards_html(details: Mapping) -> str:
     figures = [_figure("the position", details.get("board"), "position")]
     index = first_divergence(seen, expected)
     if index is None:
-        note = (f"Your search expanded the same {_total(details, 'seen_total', seen):,} boards as the reference, "
-                f"in the same order.")
+        note = (
+            f"Your search expanded the same {_total(details, 'seen_total', seen):,} boards as the reference, "
+            f"in the same order."
+        )
     else:
         if index > 0:
             figures.append(_figure(f"expansion #{index}, the last one in common", seen[index - 1], "common"))
@@ -92,9 +98,14 @@ def boards_html(details: Mapping) -> str:
         if yours is not None:
             figures.append(_figure(f"your expansion #{index + 1}", yours, "student-only first-divergence", differs))
         if theirs is not None:
-            figures.append(_figure(f"the reference's expansion #{index + 1}", theirs,
-                                   "reference-only first-divergence", differs))
-        note = (f"Your search expanded {_total(details, 'seen_total', seen):,} boards, the reference "
-                f"{_total(details, 'expected_total', expected):,}; they first differ at expansion #{index + 1:,}.")
-    return (f'<div class="boards"><p class="boards-note">{escape(note)}</p>'
-            f'<div class="board-row">{"".join(figures)}</div></div>')
+            figures.append(
+                _figure(f"the reference's expansion #{index + 1}", theirs, "reference-only first-divergence", differs)
+            )
+        note = (
+            f"Your search expanded {_total(details, 'seen_total', seen):,} boards, the reference "
+            f"{_total(details, 'expected_total', expected):,}; they first differ at expansion #{index + 1:,}."
+        )
+    return (
+        f'<div class="boards"><p class="boards-note">{escape(note)}</p>'
+        f'<div class="board-row">{"".join(figures)}</div></div>'
+    )

@@ -7,6 +7,7 @@ node is a `<g class="node STATUS">`, STATUS one of `both`, `student-only`, `refe
 `node pruned collapsed` marker with its node count, so the picture stays as wide as the
 search, not as the tree.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from ..checks.expansions import first_divergence
-from ..checks.show import is_number, show
+from ...checks.expansions import first_divergence
+from ...checks.show import is_number, show
 
 STATUS_TEXT = {  # the node classes, in the legend's order
     "both": "read by both",
@@ -105,9 +106,15 @@ def layout(details: Mapping) -> list[Node]:
     marks = _divergence(seen, expected)
     return [
         Node(
-            name=n, status=status[n], depth=depth[n], x=xs[n], parent=parent[n],
+            name=n,
+            status=status[n],
+            depth=depth[n],
+            x=xs[n],
+            parent=parent[n],
             leaf_value=leaves[n] if n in leaves and not shown[n] else None,
-            window=_window(windows.get(n)), hidden=folded.get(n, 0), divergence=marks.get(n, ""),
+            window=_window(windows.get(n)),
+            hidden=folded.get(n, 0),
+            divergence=marks.get(n, ""),
             window_label=bool(shown[n]) or not large,
         )
         for n in drawn
@@ -143,8 +150,9 @@ def _preorder(root: str, graph: Mapping) -> tuple[list[str], dict[str, int], dic
     return order, depth, parent
 
 
-def _folded(order: list[str], children: Mapping[str, Sequence[str]], parent: Mapping[str, str | None],
-            status: dict[str, str]) -> dict[str, int]:
+def _folded(
+    order: list[str], children: Mapping[str, Sequence[str]], parent: Mapping[str, str | None], status: dict[str, str]
+) -> dict[str, int]:
     """Topmost subtrees of two or more nodes that neither search read: root -> node count."""
     size: dict[str, int] = {}
     unread: dict[str, bool] = {}
@@ -184,8 +192,9 @@ def _window(value: object) -> tuple[object, object] | None:
     return None
 
 
-def _positions(drawn: list[str], shown: Mapping[str, list[str]], folded: Mapping[str, int],
-               leaves: Mapping, windows: Mapping) -> dict[str, float]:
+def _positions(
+    drawn: list[str], shown: Mapping[str, list[str]], folded: Mapping[str, int], leaves: Mapping, windows: Mapping
+) -> dict[str, float]:
     """Leaves (and markers) side by side in preorder, each as wide as its labels (`windows`:
     those drawn as labels); an inner node centred over its first and last child."""
     xs: dict[str, float] = {}
@@ -214,8 +223,10 @@ def tree_figure(details: Mapping) -> str:
         return f'<p class="no-picture">No picture of this tree: {escape(str(exc))}.</p>'
     expected, returned = number(details.get("value")), number(details.get("returned"))
     state = "ok" if _returned_right(details) else "wrong"
-    root_line = (f'<p class="root-line">Root value: expected <b class="expected">{escape(expected)}</b>, '
-                 f'you returned <b class="returned {state}">{escape(returned)}</b>.</p>')
+    root_line = (
+        f'<p class="root-line">Root value: expected <b class="expected">{escape(expected)}</b>, '
+        f'you returned <b class="returned {state}">{escape(returned)}</b>.</p>'
+    )
     legend = [f'<li><span class="swatch {status}"></span>{escape(text)}</li>' for status, text in STATUS_TEXT.items()]
     if any(n.divergence for n in nodes):
         legend.append('<li><span class="swatch first-divergence"></span>the first read where the searches part</li>')
@@ -223,8 +234,10 @@ def tree_figure(details: Mapping) -> str:
         legend.append("<li><code>[α, β]</code> the reference's alpha and beta on entering the node</li>")
     if any(n.hidden for n in nodes):
         legend.append("<li><code>n +k</code> node n and the k nodes below it, all pruned by both</li>")
-    return (f'<figure class="tree-figure">{root_line}<div class="picture">{_svg(nodes, details)}</div>'
-            f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>')
+    return (
+        f'<figure class="tree-figure">{root_line}<div class="picture">{_svg(nodes, details)}</div>'
+        f'<figcaption><ul class="legend">{"".join(legend)}</ul></figcaption></figure>'
+    )
 
 
 def _returned_right(details: Mapping) -> bool:
@@ -236,15 +249,19 @@ def _svg(nodes: list[Node], details: Mapping) -> str:
     by_name = {n.name: n for n in nodes}
     width = max(n.x + n.width / 2 for n in nodes) + GAP + 160
     height = max(n.y for n in nodes) + NODE_H / 2 + 40
-    parts = [f'<svg class="tree" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-             f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
-             f'aria-label="the tree, coloured by which search read each node">']
+    parts = [
+        f'<svg class="tree" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
+        f'aria-label="the tree, coloured by which search read each node">'
+    ]
     parts += _row_labels(max(n.depth for n in nodes))
     for node in nodes:
         up = by_name.get(node.parent) if node.parent else None
         if up is not None:
-            parts.append(f'<line class="edge {node.status}" x1="{up.x:.1f}" y1="{up.bottom:.1f}" '
-                         f'x2="{node.x:.1f}" y2="{node.y - NODE_H / 2:.1f}"/>')
+            parts.append(
+                f'<line class="edge {node.status}" x1="{up.x:.1f}" y1="{up.bottom:.1f}" '
+                f'x2="{node.x:.1f}" y2="{node.y - NODE_H / 2:.1f}"/>'
+            )
     parts += [_node(node) for node in nodes]
     parts.append(_root_value(nodes[0], details))
     parts.append("</svg>")
@@ -252,8 +269,10 @@ def _svg(nodes: list[Node], details: Mapping) -> str:
 
 
 def _row_labels(deepest: int) -> list[str]:
-    return [f'<text class="role" x="6" y="{TOP + NODE_H + d * ROW + 4:.0f}">{"MAX" if d % 2 == 0 else "MIN"}</text>'
-            for d in range(deepest + 1)]
+    return [
+        f'<text class="role" x="6" y="{TOP + NODE_H + d * ROW + 4:.0f}">{"MAX" if d % 2 == 0 else "MIN"}</text>'
+        for d in range(deepest + 1)
+    ]
 
 
 def _node(node: Node) -> str:
@@ -267,14 +286,21 @@ def _node(node: Node) -> str:
         tip += f"; the reference enters it with alpha, beta = {window_text(node.window)}"
     w, x, y = node.width, node.x, node.y
     rx = 3 if node.leaf_value is not None else 10
-    out = [f'<g class="{" ".join(classes)}" data-node="{escape(node.name)}"'
-           + (f' data-count="{node.hidden}"' if node.hidden else "") + ">",
-           f"<title>{escape(tip)}</title>"]
+    out = [
+        f'<g class="{" ".join(classes)}" data-node="{escape(node.name)}"'
+        + (f' data-count="{node.hidden}"' if node.hidden else "")
+        + ">",
+        f"<title>{escape(tip)}</title>",
+    ]
     if node.divergence:
-        out.append(f'<rect class="halo" x="{x - w / 2 - 4:.1f}" y="{y - NODE_H / 2 - 4:.1f}" width="{w + 8:.1f}" '
-                   f'height="{NODE_H + 8}" rx="{rx + 4}"/>')
-    out.append(f'<rect class="shape" x="{x - w / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{w:.1f}" '
-               f'height="{NODE_H}" rx="{rx}"/>')
+        out.append(
+            f'<rect class="halo" x="{x - w / 2 - 4:.1f}" y="{y - NODE_H / 2 - 4:.1f}" width="{w + 8:.1f}" '
+            f'height="{NODE_H + 8}" rx="{rx + 4}"/>'
+        )
+    out.append(
+        f'<rect class="shape" x="{x - w / 2:.1f}" y="{y - NODE_H / 2:.1f}" width="{w:.1f}" '
+        f'height="{NODE_H}" rx="{rx}"/>'
+    )
     out.append(f'<text class="name" x="{x:.1f}" y="{y + 4:.1f}">{escape(node.label)}</text>')
     below = y + NODE_H / 2 + 12
     if node.leaf_value is not None:
@@ -283,8 +309,10 @@ def _node(node: Node) -> str:
     if node.window and node.window_label:
         out.append(f'<text class="window" x="{x:.1f}" y="{below:.1f}">{escape(window_text(node.window))}</text>')
     if node.divergence:
-        out.append(f'<text class="divergence-label" x="{x + w / 2 + 6:.1f}" y="{y - NODE_H / 2 - 2:.1f}">'
-                   f"{escape(node.divergence)}</text>")
+        out.append(
+            f'<text class="divergence-label" x="{x + w / 2 + 6:.1f}" y="{y - NODE_H / 2 - 2:.1f}">'
+            f"{escape(node.divergence)}</text>"
+        )
     out.append("</g>")
     return "".join(out)
 
@@ -293,5 +321,7 @@ def _root_value(root: Node, details: Mapping) -> str:
     expected = number(details.get("value"))
     returned = number(details.get("returned"))
     cls = "root-value ok" if _returned_right(details) else "root-value wrong"
-    return (f'<text class="{cls}" x="{root.x + root.width / 2 + 10:.1f}" y="{root.y + 4:.1f}">'
-            f"value {escape(expected)}, you returned {escape(returned)}</text>")
+    return (
+        f'<text class="{cls}" x="{root.x + root.width / 2 + 10:.1f}" y="{root.y + 4:.1f}">'
+        f"value {escape(expected)}, you returned {escape(returned)}</text>"
+    )

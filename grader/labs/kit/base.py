@@ -1,0 +1,117 @@
+"""What a lab provides to the generic grading pipeline, and what it declares about itself.
+
+A lab = one reference module, one spec, one exercise folder and one package
+`grader/labs/<lab>/` registered under the entry-point group `abgrade.labs`. Its `Lab`
+subclass reads the spec's cases (`cases`) and turns each into `CasePlan`s: a request for
+the observer (inputs only) and a pure `judge` that turns the observations into a verdict
+per check kind. It also declares its own check kinds, the observation fields to sanitise,
+the hints of the classic bugs it diagnoses and the picture reports draw for its cases.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from ...checks import Verdict
+from ...observations import FieldKind
+from ...sandbox.session import ProbeSetup
+from ...spec import Spec
+
+BugSet = frozenset[str] | None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Verdicts per check kind for one request, and which classic bugs would have produced
+    exactly what was observed (None: this request says nothing about bugs). The pipeline
+    keeps a diagnosis only if every request that speaks about bugs is consistent with it.
+    `consistent_bugs` may be a function: replaying bugs is only worth it when some test
+    failed, so the pipeline calls it only then."""
+
+    verdicts: dict[str, Verdict]
+    consistent_bugs: BugSet | Callable[[], BugSet] = None
+
+    def bugs(self) -> BugSet:
+        found = self.consistent_bugs
+        return found() if callable(found) else found
+
+
+Judge = Callable[[list[dict]], Judgement]
+
+
+@dataclass
+class CasePlan:
+    """One request to the student process and how to judge what comes back."""
+
+    case: str
+    request: dict
+    kinds: tuple[str, ...]
+    judge: Judge
+    visibility: str | None = None  # overrides the check kind's visibility
+    points: dict[str, float] = field(default_factory=dict)  # overrides per kind
+
+
+class LabCase(Protocol):
+    """A fixed case of a spec, validated as it is read; it recomputes its own expectations."""
+
+    def verify(self, path: str) -> list[str]: ...
+
+
+class Lab(ABC):
+    """A lab. Subclasses set `name`, `probe`, `api` (name -> call shape) and `kinds`, and
+    implement `cases`, `random_plans` and `check_random`."""
+
+    name: ClassVar[str]
+    probe: ClassVar[ProbeSetup]
+    api: ClassVar[dict[str, str]]
+    kinds: ClassVar[tuple[str, ...]] = ()  # check kinds this lab's cases produce (shared ones too)
+    # classic bug -> one-line hint; the judges name bugs, the pipeline keeps those that
+    # explain every case (see Judgement), and writers show the hint as "Likely cause"
+    bug_hints: ClassVar[Mapping[str, str]] = {}
+    # observation fields of this lab's observer that the sanitiser types (observations.py);
+    # undeclared fields are kept as plain, cleaned JSON
+    observed_fields: ClassVar[Mapping[str, FieldKind]] = {}
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        """HTML (inline SVG) for a test's `details`; '' when the lab draws nothing."""
+        return ""
+
+    def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        """Every request of a grading run: fixed cases from the spec, then random ones
+        generated from `seed`. Raises SpecError for a malformed case."""
+        plans = self.fixed_plans(spec)
+        if spec.random and spec.random.count:
+            if spec.policy("random") is None:
+                raise spec.error(spec.raw, "random", "random", "random cases need points under checks.random")
+            plans.extend(self.random_plans(spec, seed))
+        return plans
+
+    def fixed_plans(self, spec: Spec) -> list[CasePlan]:
+        """The requests of the spec's fixed cases (validated as they are read)."""
+        return [plan for case in self.cases(spec) for plan in self.case_plans(case)]
+
+    def case_plans(self, case: Any) -> list[CasePlan]:
+        """The requests of one fixed case (default: the case plans itself)."""
+        return case.plans()
+
+    def verify(self, spec: Spec) -> list[str]:
+        """Recompute every stored expectation with the reference; one line per mismatch."""
+        problems = [problem for case in self.cases(spec) for problem in case.verify(spec.path)]
+        if spec.random:
+            self.check_random(spec)  # the generator settings must work
+        return problems
+
+    @abstractmethod
+    def cases(self, spec: Spec) -> Sequence[LabCase]:
+        """The spec's fixed cases, validated; raises SpecError."""
+
+    @abstractmethod
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        """`spec.random.count` generated cases, reproducible from `seed`."""
+
+    @abstractmethod
+    def check_random(self, spec: Spec) -> None:
+        """Raise SpecError when the spec's random settings can't generate cases."""

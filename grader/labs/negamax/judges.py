@@ -1,0 +1,209 @@
+"""The negamax lab's judges: pure functions from plain observation dicts to verdicts."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from reference.negamax import Game, true_value
+
+from ...checks import Verdict
+from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
+from ...checks.expansions import first_divergence
+from ...checks.show import describe_error, is_number, show
+from ...checks.value import check_value
+from .cases import Counts, Position
+from .describe import OUTCOMES, counted, difference, drawn, game_line, one_line
+from .hints import count_hint
+
+SHOWN_FAILURES = 5
+
+
+def raised(observed: dict, call: str, position: Position) -> Verdict:
+    return Verdict.fail(f"{call} raised {describe_error(observed['error'])}\n{position.drawing()}")
+
+
+def with_game(verdict: Verdict, game: Game) -> Verdict:
+    return verdict if verdict.passed else Verdict.fail(verdict.message + game_line(game), verdict.diagnoses)
+
+
+def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
+    """`compute`, run at most once (value and nodes share one replay)."""
+    return functools.cache(compute)
+
+
+def judge_value(
+    observed: dict, expected: int, position: Position, call: str, sign_bugs: Callable[[], frozenset[str]] | None = None
+) -> Verdict:
+    """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
+    diagnoses, so the hint shows only when the error explains every case."""
+    if observed.get("error"):
+        return raised(observed, call, position)
+    verdict = check_value(observed.get("returned"), expected, call)
+    if verdict.passed:
+        return verdict
+    meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
+
+
+def judge_nodes(
+    observed: dict,
+    expected: Counts,
+    position: Position,
+    call: str,
+    sign_bugs: Callable[[], frozenset[str]] | None = None,
+) -> Verdict:
+    """`num_value_call` against the reference's count, and the states `next_states` was
+    called on against the reference's, each reported on its own. When a sign error reads
+    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
+    is left out, and the sign error is named as a diagnosis instead."""
+    if observed.get("error"):
+        return raised(observed, call, position)
+    counter_ok, counter_line = judge_counter(observed.get("counter"), expected.calls, call)
+    seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
+    expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
+    divergence = first_divergence_text(position.game, seen, expansions, expected.trace)
+    if divergence is None and expansions == expected.expansions:
+        states_line = (
+            "next_states was never called, as in the reference."
+            if expansions == 0
+            else f"next_states was called {counted(expansions, 'time')}, on the same states in the same "
+            f"order as in the reference."
+        )
+        if counter_ok:
+            return Verdict.ok(f"{counter_line} {states_line}")
+        hint = count_hint(observed.get("counter"), expected.calls)
+        return Verdict.fail("\n".join(line for line in (counter_line, states_line, hint) if line))
+    off = f" ({difference(expansions, expected.expansions)})" if expansions != expected.expansions else ""
+    states_line = (
+        f"next_states was called {counted(expansions, 'time')}; the reference calls it "
+        f"{counted(expected.expansions, 'time')}{off}."
+    )
+    if expansions > expected.expansions:
+        hint = (
+            "Your search prunes less than the reference: return as soon as val >= beta, raise alpha to val "
+            "after each successor, and pass the window negated and swapped: "
+            "value(ns, other(player), -beta, -alpha)."
+        )
+    else:
+        hint = (
+            "Your search skips or reorders states the reference searches: go through next_states(State, player) "
+            "in order, cut off only when val >= beta, pass the window negated and swapped: "
+            "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state."
+        )
+    bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
+    lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
+    return Verdict.fail("\n".join(line for line in lines if line), bugs)
+
+
+def judge_counter(counter: Any, expected: int, call: str) -> tuple[bool, str]:
+    if not is_number(counter):
+        return False, (
+            f"After {call}, num_value_call is {show(counter)}, not a number: value must count "
+            f"its calls in it ({expected:,} here)."
+        )
+    if counter == expected:
+        return True, f"{call} called value {counted(expected, 'time')}, as expected."
+    if counter == 0:
+        return False, (
+            f"After {call}, num_value_call is still 0: value never incremented it. The reference's "
+            f"value is called {counted(expected, 'time')} here. Begin value with "
+            f"`global num_value_call` and `num_value_call += 1`."
+        )
+    return False, (
+        f"After {call}, num_value_call is {counter:,}; the reference's value is called "
+        f"{counted(expected, 'time')} ({difference(int(counter), expected)})."
+    )
+
+
+def first_divergence_text(game: Game, seen: list, expansions: int, expected: tuple) -> str | None:
+    """Where the student's calls of `next_states` first part from the reference's, or None.
+    The observer keeps a prefix of very long traces; then only that prefix is compared."""
+    reference = list(expected)
+    if expansions > len(seen):
+        reference = reference[: len(seen)]
+    index = first_divergence(seen, reference)
+    if index is None:
+        return None
+    if index < len(seen) and index < len(reference):
+        return (
+            f"First difference at next_states call #{index + 1}: yours was on {one_line(game, seen[index])}, "
+            f"the reference's on {one_line(game, reference[index])}."
+        )
+    if index >= len(seen):
+        return (
+            f"Your search stopped after {counted(len(seen), 'call')} of next_states; the reference goes on "
+            f"with {one_line(game, reference[index])}."
+        )
+    return f"After the reference's last call of next_states, your search went on with {one_line(game, seen[index])}."
+
+
+def judge_choice(observed: dict, position: Position, expected: int, optimal: list, call: str) -> Verdict:
+    """Any optimal successor passes, with the position's value next to it."""
+    if observed.get("error"):
+        return raised(observed, call, position)
+    returned, move = observed.get("returned"), observed.get("move")
+    if not isinstance(move, dict):
+        return Verdict.fail(
+            f"{call} returned {show(returned)}; it must return a pair (value, next_state).\n{position.drawing()}"
+        )
+    game = position.game
+    successors = [game.encode(s) for s in position.successors()]
+    problems = []
+    if move.get("state") not in successors:
+        problems.append(
+            f"Its second item is not one of the {len(successors)} states "
+            f"next_states({position.text}, {position.player}) returns."
+        )
+    elif move["state"] not in optimal:
+        chosen = game.decode(move["state"])
+        worth = -true_value(game, chosen, game.other(position.player))
+        best = game.decode(optimal[0])
+        more = f" (the first of {len(optimal)} optimal moves)" if len(optimal) > 1 else ""
+        problems.append(
+            f"That move is worth {worth} to player {position.player}, but the state is worth "
+            f"{expected}: it is not optimal. Your move leads to:{drawn(game.describe(chosen))}\n"
+            f"An optimal move{more} leads to:{drawn(game.describe(best))}"
+        )
+    if not (is_number(move.get("value")) and move["value"] == expected):
+        problems.append(
+            f"Its value is {show(move.get('value'))}, but the state is worth {expected} to player {position.player}."
+        )
+    if problems:
+        return Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
+    return Verdict.ok(
+        f"{call} returned the value {expected} and an optimal move "
+        f"({len(optimal)} of the {len(successors)} moves are optimal)."
+    )
+
+
+def judge_bounds(probes: list[tuple[BoundProbe, Position]], observed: list[dict]) -> Verdict:
+    """Every call against the bound specification; failures are listed with their state."""
+    results = []  # (probe, position, returned, what went wrong instead of returning)
+    for (probe, position), call in zip(probes, observed):
+        error = f"raised {describe_error(call['error'])}" if call.get("error") else None
+        results.append((probe, position, call.get("returned"), error))
+    if len(observed) < len(probes):
+        probe, position = probes[len(observed)]
+        results.append((probe, position, None, "got no answer: an earlier call ended the process"))
+    failures = [r for r in results if r[3] is not None or not meets_bound(r[2], r[0])]
+    if not failures:
+        return Verdict.ok(f"all {len(results)} calls of alphaBeta with narrowed windows met the bound specification.")
+    lines = [
+        f"{len(failures)} of {len(results)} calls of alphaBeta broke the bound specification "
+        f"(v is the true value of the state for the player; alpha <= v <= beta: return exactly v; "
+        f"v < alpha: return at most alpha; v > beta: return at least beta)."
+    ]
+    for probe, position, returned, error in failures[:SHOWN_FAILURES]:
+        outcome = error or f"returned {show(returned)}, but {bound_requirement(probe)}"
+        lines.append(f"{probe.call} {outcome}.\n{position.drawing()}")
+    if len(failures) > SHOWN_FAILURES:
+        windows: dict[str, int] = {}
+        for probe, *_ in failures:
+            key = f"({show(probe.alpha)}, {show(probe.beta)})"
+            windows[key] = windows.get(key, 0) + 1
+        tally = ", ".join(f"{key} {count}x" for key, count in windows.items())
+        lines.append(f"... and {len(failures) - SHOWN_FAILURES} more. Failing calls by window: {tally}.")
+    return Verdict.fail("\n".join(lines))

@@ -1,0 +1,58 @@
+"""The `tictactoe` lab's declarations: its API, check kinds, observer and picture."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import reference.tictactoe as rules
+
+from ...sandbox.session import ProbeSetup
+from ...spec import Spec
+from ..kit import CasePlan, Lab
+from .cases import GameOverCase, PositionCase, read_cases
+from .picture import boards_html
+from .plans import game_over_plans, position_plans, random_plan
+from .random_cases import random_positions
+
+
+def _rules_module() -> tuple[tuple[str, str], ...]:
+    return (("_abgrade_tictactoe_rules", Path(rules.__file__).read_text()),)
+
+
+class TicTacToeLab(Lab):
+    name = "tictactoe"
+    probe = ProbeSetup(
+        "tictactoe",
+        {"game_over": 1, "maximize": 7, "minimize": 7, "minimax": 2},
+        Path(__file__).with_name("observer.py"),
+        _rules_module(),
+    )
+    api = {
+        "game_over": "game_over(matrix)",
+        "maximize": "maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)",
+        "minimize": "minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)",
+        "minimax": "minimax(matrix, player)",
+    }
+
+    kinds = ("game_over", "value", "nodes", "pruned", "choice", "bounds")
+    observed_fields = {"expanded": "labels"}
+
+    def cases(self, spec: Spec) -> list[GameOverCase | PositionCase]:
+        return read_cases(spec)
+
+    def case_plans(self, case: GameOverCase | PositionCase) -> list[CasePlan]:
+        return game_over_plans(case) if isinstance(case, GameOverCase) else position_plans(case)
+
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        return [
+            random_plan(index + 1, position, finished)
+            for index, (position, finished) in enumerate(random_positions(spec, seed))
+        ]
+
+    def check_random(self, spec: Spec) -> None:
+        random_positions(spec, 0)
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        return boards_html(details) if details.get("view") == "boards" else ""

@@ -1,0 +1,136 @@
+"""Why a tic-tac-toe search failed: errors explained, the skeleton's placeholders, game_over hints."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from ...checks.show import describe_error, show
+from .boards import MARK
+
+
+@cache
+def skeleton_placeholders() -> dict[str, str]:
+    """name -> what belongs there, read from the skeleton's `name = None  # complete: ...` lines
+    (imported late: the skeleton generator pulls in nbformat, which only errors need)."""
+    from ...exercises import exercise_text
+
+    found = re.findall(r"^\s*(\w+) = None\s*# complete: (.+)$", exercise_text("tictactoe"), re.MULTILINE)
+    return dict(found)
+
+
+_NOT_SUPPORTED = re.compile(r"'(\S+)' not supported between instances of '(\w+)' and '(\w+)'")
+
+
+_OPERAND_TYPES = re.compile(r"unsupported operand type\(s\) for (\S+): '(\w+)' and '(\w+)'")
+
+
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined|local variable '(\w+)'")
+
+
+MINIMAX_HOW = (
+    "initialise infinite_number = 100000, alpha = -infinite_number and beta = infinite_number, "
+    "then `choice, score, nodes_visited = maximize(matrix, player, player, 0, alpha, beta, 0)`"
+)
+
+
+def raised(observation: dict, call: str) -> str:
+    return f"{call} raised {error_text(observation)}"
+
+
+def error_text(observation: dict) -> str:
+    """The exception, its innermost frames, and (when it is one) the skeleton line to blame."""
+    error = observation["error"] if isinstance(observation["error"], dict) else {"message": show(observation["error"])}
+    frames = error.get("frames") or []
+    text = describe_error({**error, "frames": frames[-3:]})
+    if len(frames) > 3:
+        text = text.replace("\n", f"\n    ({len(frames) - 3} outer calls left out)\n", 1)
+    hint = error_hint(error, observation.get("none_assignments") or [])
+    return text + (f"\n{hint}" if hint else "")
+
+
+def error_hint(error: dict, assignments: list[list]) -> str:
+    message = str(error.get("message", ""))
+    frames = error.get("frames") or []
+    last = frames[-1] if frames else None
+    if error.get("type") == "TypeError" and "unpack" in message and "NoneType" in message:
+        return (
+            "A search returned None instead of three values: every path of maximize and minimize "
+            "must end in `return choice, utility, nodes_visited`."
+        )
+    if error.get("type") == "TypeError" and "NoneType" in message:
+        names = _none_operands(message, last[3] if last else "")
+        placeholders = skeleton_placeholders()
+        blamed = [a for a in assignments if _assigned(a) in names and _assigned(a) in placeholders]
+        if blamed:
+            return "\n".join(
+                f"line {line} of {file}: `{_code(text)}` is the skeleton's placeholder: "
+                f"{placeholders[_assigned([file, line, function, text])]}."
+                for file, line, function, text in blamed
+            )
+        where = f" (`{last[3]}`)" if last else ""
+        return f"A variable in that line{where} still holds None: give it a number before it is compared or added."
+    if error.get("type") in ("NameError", "UnboundLocalError") and last and last[2] == "minimax":
+        match = _NOT_DEFINED.search(message)
+        name = next((g for g in match.groups() if g), "a name") if match else "a name"
+        return (
+            f"line {last[1]} of {last[0]}: minimax uses `{name}` before anything assigns it, as the skeleton "
+            f"leaves it: {MINIMAX_HOW}."
+        )
+    return ""
+
+
+def _none_operands(message: str, line: str) -> set[str]:
+    """The names in `line` that were None in the failed operation."""
+    match = _NOT_SUPPORTED.search(message) or _OPERAND_TYPES.search(message)
+    names = set(re.findall(r"[A-Za-z_]\w*", line))
+    if not match:
+        return names
+    operator, left, right = match.groups()
+    operation = re.search(rf"([A-Za-z_]\w*)\s*{re.escape(operator)}\s*([A-Za-z_]\w*)", line)
+    if not operation:
+        return names
+    return {name for name, kind in zip(operation.groups(), (left, right)) if kind == "NoneType"}
+
+
+def _assigned(assignment: list) -> str:
+    return str(assignment[3]).split("=", 1)[0].strip()
+
+
+def _code(text: str) -> str:
+    """A line of code without its comment."""
+    return text.split("#", 1)[0].strip()
+
+
+def game_state(board: str, truth: tuple[bool, int]) -> str:
+    finished, status = truth
+    if status:
+        return f"{MARK[status]} has three in a row"
+    if finished:
+        return "no cell is empty and nobody has three in a row: a draw"
+    return "nobody has three in a row and a cell is still empty: the game goes on"
+
+
+def game_over_hints(failures: list) -> list[str]:
+    hints = []
+    missed_wins = any(t[1] != 0 and p is not None and not p[0] for _, t, p, _ in failures)
+    missed_draws = any(t == (True, 0) and p is not None and not p[0] for _, t, p, _ in failures)
+    early = any(not t[0] and p is not None and p[0] for _, t, p, _ in failures)
+    status = any(p is not None and p[1] != t[1] for _, t, p, _ in failures)
+    if missed_wins:
+        hints.append(
+            "When game_status(matrix) is not 0, someone has three in a row: set game_finished = True "
+            "(where the skeleton says #Write code here)."
+        )
+    if missed_draws:
+        hints.append(
+            "A full board ends the game too, even without three in a row: when no cell is empty "
+            "(abs(matrix).sum() == 9), set game_finished = True (where the skeleton says #Write code here)."
+        )
+    if early:
+        hints.append("A game is over only when someone has three in a row or no cell is empty.")
+    if status:
+        hints.append("status must be game_status(matrix): 1 if 'o' has three in a row, -1 if 'x' has, else 0.")
+    if any(p is None and not c.startswith("game_over(board) raised") for _, _, p, c in failures):
+        hints.append("game_over must return a pair: (game_finished, status).")
+    return hints

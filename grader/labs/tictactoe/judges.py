@@ -1,0 +1,281 @@
+"""The tic-tac-toe lab's judges: pure functions from plain observation dicts to verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reference.tictactoe import (
+    game_over,
+    parse_board,
+)
+from reference.tictactoe_search import (
+    position_value,
+)
+
+from ...checks import Verdict
+from ...checks.bounds import BoundProbe, check_bounds
+from ...checks.expansions import first_divergence
+from ...checks.show import is_number, show
+from ..kit.messages import NO_ANSWER
+from .boards import MARK, NOT_A_BOARD, board_of, drawn, outcome, side_by_side
+from .cases import Expected, Position
+from .hints import error_text, game_over_hints, game_state, raised
+
+SHOWN_FAILURES = 3
+
+
+def judge_game_over(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
+    # (board, expected pair, the pair returned or None, the call and what came of it)
+    failures: list[tuple[str, tuple[bool, int], tuple[bool, int] | None, str]] = []
+    for number, (board, truth) in enumerate(zip(boards, expected)):
+        observation = calls[number] if number < len(calls) and isinstance(calls[number], dict) else NO_ANSWER
+        if observation.get("error"):
+            failures.append((board, truth, None, raised(observation, "game_over(board)")))
+            continue
+        pair = returned_pair(observation.get("returned"))
+        if pair is None or pair != truth:
+            failures.append((board, truth, pair, f"game_over(board) returned {show(observation.get('returned'))}"))
+    if not failures:
+        return Verdict.ok(f"game_over was right on all {len(boards)} boards.")
+    lines = [f"game_over was wrong on {len(failures)} of {len(boards)} boards."]
+    for board, truth, _, came_back in failures[:SHOWN_FAILURES]:
+        lines.append(f"{came_back}; expected ({truth[0]}, {truth[1]}): {game_state(board, truth)}.\n{drawn(board)}")
+    if len(failures) > SHOWN_FAILURES:
+        lines.append(
+            f"... and {len(failures) - SHOWN_FAILURES} more: "
+            + ", ".join(f'"{b}"' for b, *_ in failures[SHOWN_FAILURES:])
+        )
+    lines.extend(game_over_hints(failures))
+    return Verdict.fail("\n".join(lines))
+
+
+def returned_pair(returned: Any) -> tuple[bool, int] | None:
+    """(finished, status) from what game_over returned, or None if it is no such pair."""
+    if not (isinstance(returned, dict) and returned.get("type") in ("tuple", "list") and len(returned["items"]) == 2):
+        return None
+    finished, status = returned["items"]
+    if not (isinstance(finished, bool) or finished in (0, 1)) or not is_number(status):
+        return None
+    return bool(finished), status
+
+
+def judge_minimax(
+    observation: dict, position: Position, expected: Expected, kinds: tuple[str, ...]
+) -> dict[str, Verdict]:
+    call = position.call("minimax", position.player)
+    if observation.get("error"):
+        failed = Verdict.fail(f"{raised(observation, call)}\n{position.drawing()}")
+        return {kind: failed for kind in kinds}
+    if "points" not in observation:
+        returned = observation.get("returned")
+        why = (
+            "does minimax end with `return choice, score, nodes_visited`?"
+            if returned is None
+            else "it must return three things: (choice, score, nodes_visited)."
+        )
+        failed = Verdict.fail(f"{call} returned {show(returned)}: {why}\n{position.drawing()}")
+        return {kind: failed for kind in kinds}
+    judges: dict[str, Callable[[], Verdict]] = {
+        "value": lambda: judge_value(observation, position, expected, call),
+        "nodes": lambda: judge_nodes(observation, position, expected, call),
+        "pruned": lambda: judge_pruned(observation, position, expected, call),
+        "choice": lambda: judge_choice(observation, position, expected, call),
+    }
+    return {kind: judges[kind]() for kind in kinds}
+
+
+def judge_value(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+    points = observation.get("points")
+    if is_number(points) and points == expected.points:
+        return Verdict.ok(f"{call} returned score {show(points)}, as expected.")
+    return Verdict.fail(
+        f"{call} returned score {show(points)}, expected {expected.points}: "
+        f"{outcome(expected.points, position.player)}.\n{position.drawing()}"
+    )
+
+
+def judge_nodes(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+    nodes = observation.get("nodes")
+    if is_number(nodes) and nodes == expected.nodes_visited:
+        return Verdict.ok(f"{call} returned nodes_visited = {expected.nodes_visited:,}, as expected.")
+    if not is_number(nodes):
+        return Verdict.fail(
+            f"{call} returned nodes_visited = {show(nodes)}, expected the number "
+            f"{expected.nodes_visited:,}.\n{position.drawing()}"
+        )
+    more = "more" if nodes > expected.nodes_visited else "fewer"
+    lines = [
+        f"{call} returned nodes_visited = {nodes:,}; the reference counts {expected.nodes_visited:,} "
+        f"({abs(nodes - expected.nodes_visited):,} {more})."
+    ]
+    seen, total = expanded_boards(observation)
+    finished_boards = expected.nodes_visited - (expected.expanded.count - 1)
+    if total == 0:
+        lines.append("(The grader could not watch your search: it never called get_childs.)")
+    elif not expected.expanded.same(seen, total):
+        lines.append(
+            "Your search expands other boards than the reference (see the pruned check); "
+            "the count follows once the search does."
+        )
+    elif nodes == finished_boards:
+        lines.append(
+            f"Your search expanded the same boards as the reference, and {nodes:,} is the number of "
+            f"finished boards it reached: count every child, not only finished boards "
+            f"(nodes_visited = nodes_visited + 1 just before each recursive call)."
+        )
+    else:
+        lines.append(
+            "Your search expanded the same boards as the reference, so the count itself is off: add 1 "
+            "for every child just before its recursive call, and carry the count the call returns "
+            "(`_, utility, nodes_visited = minimize(...)`)."
+        )
+    lines.append(position.drawing())
+    return Verdict.fail("\n".join(lines))
+
+
+def expanded_boards(observation: dict) -> tuple[list[str], int]:
+    seen = observation.get("expanded")
+    seen = [s for s in seen if isinstance(s, str)] if isinstance(seen, list) else []
+    total = observation.get("expansions")
+    return seen, total if isinstance(total, int) else len(seen)
+
+
+def judge_pruned(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+    seen, total = expanded_boards(observation)
+    reference = expected.expanded
+    if reference.same(seen, total):
+        return Verdict.ok(
+            f"your search called get_childs on the same {total:,} boards, in the same order, as the reference."
+        )
+    if total == 0:
+        return Verdict.fail(
+            f"During {call} your code never called get_childs, so the grader can't see which boards "
+            f"your search expands (the reference expands {reference.count:,}). maximize and "
+            f"minimize must get the children with `childs = get_childs(matrix, active_turn)` "
+            f"(the given helper or your own version of it).\n{position.drawing()}"
+        )
+    full = reference.full()
+    compared = full[: len(seen)] if total > len(seen) else full  # a very long trace is kept only in part
+    index = first_divergence(seen, compared)
+    more = "more" if total > reference.count else "fewer"
+    lines = [
+        f"During {call} your search called get_childs on {total:,} boards; the reference on "
+        f"{reference.count:,}"
+        + (
+            f" ({abs(total - reference.count):,} {more})."
+            if total != reference.count
+            else ", but not the same ones in the same order."
+        )
+    ]
+    if index is not None and index < len(seen) and index < len(full):
+        lines.append(f"The first {index:,} expansions agree; expansion #{index + 1:,} differs:")
+        lines.append(side_by_side(("your search expands", seen[index]), ("the reference expands", full[index])))
+        if seen[index] not in set(full):
+            lines.append("The reference never expands the board on the left: it cuts the search off before.")
+        if full[index] not in set(seen):
+            lines.append("Your search never expands the board on the right.")
+    elif index is not None and index >= len(seen):
+        lines.append(f"Your search stopped after {len(seen):,} expansions; the reference goes on with:")
+        lines.append(drawn(full[index]))
+    elif index is not None:
+        lines.append(f"After the reference's last expansion, your search went on with:\n{drawn(seen[index])}")
+    finished = next((label for label in seen if (board := board_of(label)) is not None and game_over(board)[0]), None)
+    if finished is not None:
+        state = game_state(finished, game_over(parse_board(finished)))
+        lines.append(
+            f"Your search asked for the children of a finished board ({state}):\n{drawn(finished)}\n"
+            f"maximize and minimize must return at once on a board where game_over says the game is "
+            f"finished."
+        )
+    elif total > reference.count:
+        lines.append(
+            "Your search prunes less than the reference: stop the loop as soon as maxUtility >= beta "
+            "(minUtility <= alpha), and raise alpha (lower beta) whenever the best utility improves it."
+        )
+    elif total < reference.count:
+        lines.append(
+            "Your search skips boards the reference expands: go through every child in the order "
+            "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
+            "only boards where someone has won or no cell is empty as finished."
+        )
+    lines.append(position.drawing())
+    cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
+    # the lists stop at the first difference; the totals are the whole searches' counts
+    details = {
+        "view": "boards",
+        "board": position.board,
+        "seen": seen[:cut],
+        "expected": full[:cut],
+        "seen_total": total,
+        "expected_total": reference.count,
+    }
+    return Verdict.fail("\n".join(lines)).with_details(details)
+
+
+def judge_choice(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+    choice = observation.get("choice")
+    if not (choice is None or isinstance(choice, str)):
+        choice = f"{NOT_A_BOARD}{show(choice)}"
+    optimal = sorted(expected.moves)
+    if choice in expected.moves:
+        return Verdict.ok(
+            f"{call} chose an optimal move ({len(optimal)} of {len(position.children())} moves are optimal)."
+        )
+    if choice is None:
+        text = (
+            f"{call} returned choice = None: minimax must return the board after its move "
+            f"(the child kept when its utility was the best so far)."
+        )
+    elif choice.startswith(NOT_A_BOARD):
+        text = f"{call} returned a choice that is {choice[1:]}, not a board: it must be one of the children."
+    elif choice not in position.children():
+        text = (
+            f"{call} returned a choice that is not one move of {MARK[position.player]} away from the board:"
+            f"\n{drawn(choice)}"
+        )
+    else:
+        worth = position_value(parse_board(choice), -position.player, position.player, 1)
+        slower = " (a win too, but a slower one)" if 0 < worth < expected.points else ""
+        more = f" (the first of {len(optimal)} optimal moves)" if len(optimal) > 1 else ""
+        text = (
+            f"{call} chose a move worth {worth}{slower}; the position is worth {expected.points} "
+            f"({outcome(expected.points, position.player)}), so that move is not optimal.\n"
+            + side_by_side(("your move", choice), (f"an optimal move{more}", optimal[0]))
+        )
+        if observation.get("points") == expected.points:
+            text += (
+                "\nYour score is right, so most likely the choice changed on a child that only tied the "
+                "best so far: under pruning such a tie may be only a bound, so change choice only on a "
+                "strict improvement (utility > maxUtility)."
+            )
+        else:
+            text += "\nYour score is wrong too (see the value check): the move follows from the utilities."
+    return Verdict.fail(f"{text}\n{position.drawing()}")
+
+
+def judge_bounds(position: Position, probes: list[BoundProbe], calls: list[dict]) -> Verdict:
+    results: list[tuple[BoundProbe, Any, str | None]] = []
+    for probe, observation in zip(probes, calls):
+        if not isinstance(observation, dict):
+            observation = NO_ANSWER
+        if observation.get("error"):
+            results.append((probe, None, error_text(observation)))
+        elif "points" not in observation:
+            results.append(
+                (probe, None, f"returned {show(observation.get('returned'))}, not (choice, utility, nodes_visited)")
+            )
+        else:
+            results.append((probe, observation["points"], None))
+    if len(calls) < len(probes):
+        results.append((probes[len(calls)], None, "nothing: the calls stopped early"))
+    verdict = check_bounds(results)
+    if verdict.passed:
+        return verdict
+    depth_note = (
+        ""
+        if any(error for _, _, error in results)
+        else "\n(depth counts the moves made before this board: a win k moves later scores "
+        "10 - (depth + k) for `player`, a loss (depth + k) - 10.)"
+    )
+    return Verdict.fail(f"{verdict.message}{depth_note}\n{position.drawing()}")

@@ -1,0 +1,41 @@
+"""The `tree` lab's declarations: its API, check kinds, observer, classic bugs and picture."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reference.tree_bugs import DIAGNOSIS_HINTS
+
+from ...sandbox.session import ProbeSetup
+from ...spec import Spec
+from ..kit import CasePlan, Lab
+from .cases import CASE_KINDS, TreeCase, read_cases
+from .picture import tree_figure
+from .plans import case_plans, random_plan
+from .random_cases import random_trees
+
+
+class TreeLab(Lab):
+    name = "tree"
+    probe = ProbeSetup("tree", {"alphabeta": 4}, Path(__file__).with_name("observer.py"))
+    api = {"alphabeta": "alphabeta(node, alpha, beta, max_player)"}
+    kinds = CASE_KINDS
+    bug_hints = DIAGNOSIS_HINTS
+    observed_fields = {"reads": "labels"}
+
+    def cases(self, spec: Spec) -> list[TreeCase]:
+        return read_cases(spec)
+
+    def case_plans(self, case: TreeCase) -> list[CasePlan]:
+        return case_plans(case)
+
+    def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
+        return [random_plan(index + 1, tree) for index, tree in enumerate(random_trees(spec, seed))]
+
+    def check_random(self, spec: Spec) -> None:
+        random_trees(spec, 0)
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        return tree_figure(details) if details.get("view") == "tree" else ""

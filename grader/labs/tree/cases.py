@@ -1,0 +1,90 @@
+"""The tree lab's spec cases: a tree and its stored expectations, validated as they are read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import inf
+
+from reference.tree_search import alphabeta
+from reference.trees import GameTree, TreeError
+
+from ...checks.bounds import BoundProbe
+from ...spec import Spec
+from ...spec.yaml_lines import LineDict
+from ..kit.fields import read_header, require
+from ..kit.messages import mismatch
+
+CASE_KINDS = ("value", "nodes", "pruned", "bounds")
+
+
+class TreeCase:
+    """A fixed case, validated: the tree and its stored expectations."""
+
+    def __init__(self, spec: Spec, index: int, raw: LineDict, names: set[str]) -> None:
+        header = read_header(spec, index, raw, CASE_KINDS, {"graph", "terminal_nodes", "root"}, names)
+        self.header, self.where, self.expect = header, header.where, header.expect
+        graph = raw.get("graph", {})
+        leaves = require(spec, raw, "terminal_nodes", f"{self.where}.terminal_nodes", dict, "a mapping leaf -> number")
+        if not isinstance(graph, dict):
+            raise spec.error(raw, "graph", f"{self.where}.graph", "must be a mapping node -> list of children")
+        try:
+            self.tree = GameTree.from_mapping(graph, leaves, raw.get("root"))
+        except TreeError as exc:
+            raise spec.error(raw, "graph" if graph else "terminal_nodes", f"{self.where}.graph", str(exc)) from None
+        expect = self.expect
+        value = require(spec, expect, "value", f"{self.where}.expect.value", (int, float), "the root value (a number)")
+        nodes = require(spec, expect, "nodes", f"{self.where}.expect.nodes", int, "the number of distinct nodes read")
+        pruned = require(spec, expect, "pruned", f"{self.where}.expect.pruned", list, "the list of pruned nodes")
+        known = set(self.tree.nodes())
+        unknown = [n for n in pruned if n not in known]
+        if unknown:
+            raise spec.error(
+                expect, "pruned", f"{self.where}.expect.pruned", f"{unknown[0]!r} is not a node of the tree"
+            )
+        self.value, self.nodes, self.pruned = value, nodes, frozenset(pruned)
+
+    def line_of(self, key: str) -> int | None:
+        return self.expect.lines.get(key, self.expect.line)
+
+    def verify(self, path: str) -> list[str]:
+        result = alphabeta(self.tree)
+        actual = {"value": result.value, "nodes": result.nodes, "pruned": sorted(result.trace.pruned)}
+        problems = []
+        for key, value in actual.items():
+            mine = sorted(self.expect[key]) if key == "pruned" else self.expect[key]
+            if mine != value:
+                problems.append(mismatch(path, self.line_of(key), f"{self.where}.expect.{key}", mine, value))
+        return problems
+
+
+def read_cases(spec: Spec) -> list[TreeCase]:
+    names: set[str] = set()
+    return [TreeCase(spec, index, raw, names) for index, raw in enumerate(spec.cases)]
+
+
+@dataclass(frozen=True)
+class SearchCase:
+    """What the root call `alphabeta(root, -inf, inf, True)` is judged against, in `kinds`."""
+
+    tree: GameTree
+    value: float
+    nodes: int
+    expected_order: tuple[str, ...]  # the nodes the reference reads, in order
+    kinds: tuple[str, ...]
+
+    @property
+    def call(self) -> list:
+        return root_call(self.tree)
+
+
+@dataclass(frozen=True)
+class BoundsCase:
+    """Direct calls at internal nodes with narrowed windows, each with its bound probe."""
+
+    tree: GameTree
+    calls: tuple[list, ...]
+    probes: tuple[BoundProbe, ...]
+
+
+def root_call(tree: GameTree) -> list:
+    return [tree.root, -inf, inf, True]

@@ -1,0 +1,50 @@
+"""What the tree lab says about a failure, and the classic-bug replays behind its diagnoses."""
+
+from __future__ import annotations
+
+from reference.tree_bugs import BUGGY_CALLS, HARDCODED_ANSWER
+from reference.trees import GameTree
+
+from ...checks.expansions import matching_bugs
+from ...checks.show import is_number
+
+READS = "distinct nodes read (expanded or opened)"
+
+
+NO_READS_HINT = (
+    "Your function read no node through graph[node] or terminal_nodes[leaf]: "
+    "it must look the tree up in those two globals at each call, not in a copy."
+)
+
+
+def replayed_bugs(
+    tree: GameTree, call: list, reads: list[str], returned: object, by_value: bool = True
+) -> frozenset[str]:
+    """Classic bugs whose `call` reads what the student read (and, `by_value`, returns what they
+    returned). Reading nothing and returning the example's value is the hard-coded answer;
+    across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
+    the tree."""
+    if not reads:
+        hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
+        return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
+    results = {name: replay(tree, *call) for name, replay in BUGGY_CALLS.items()}
+    by_reads = matching_bugs(reads, {name: result.trace.order for name, result in results.items()})
+    if not by_value or not is_number(returned):
+        return by_reads
+    return frozenset(name for name in by_reads if results[name].value == returned)
+
+
+def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[dict]) -> frozenset[str] | None:
+    """Classic bugs consistent with the reads of every direct call that did not raise. Values
+    are not compared: on a narrowed window an accepted fail-hard search returns other values
+    than the fail-soft replays, but it reads the same nodes."""
+    consistent: frozenset[str] | None = None
+    for call, seen in zip(calls, observed):
+        if seen.get("error"):
+            continue
+        reads = [r for r in seen.get("reads", []) if isinstance(r, str)]
+        bugs = replayed_bugs(tree, call, reads, seen.get("returned"), by_value=False)
+        consistent = bugs if consistent is None else consistent & bugs
+        if not consistent:
+            break  # nothing left to rule out
+    return consistent

@@ -1,0 +1,89 @@
+"""The tree lab's judges: pure functions `judge_*(observed, case) -> Judgement` from the
+plain observation dicts of one request (one per call) to verdicts per check kind."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from reference.tree_search import alphabeta
+from reference.trees import GameTree
+
+from ...checks import Verdict
+from ...checks.bounds import check_bounds
+from ...checks.expansions import check_count, check_expansions
+from ...checks.show import describe_error, show_call
+from ...checks.value import check_value
+from ..kit import Judgement
+from ..kit.messages import answer
+from .cases import BoundsCase, SearchCase
+from .hints import NO_READS_HINT, READS, bugs_behind_calls, replayed_bugs
+
+
+def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+    """The root call: value, node count and reads (pruned), with the tree for a picture."""
+    call, tree, kinds = answer(observed), case.tree, case.kinds
+    text = show_call("alphabeta", *case.call)
+    if call.get("error"):
+        failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
+        return Judgement({kind: failed for kind in kinds})
+    reads = [r for r in call.get("reads", []) if isinstance(r, str)]
+    bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned")))
+    verdicts: dict[str, Verdict] = {}
+    if "value" in kinds:
+        verdicts["value"] = check_value(call.get("returned"), case.value, text)
+    if "nodes" in kinds:
+        verdicts["nodes"] = check_count(len(reads), case.nodes, READS, NO_READS_HINT if not reads else "")
+    if "pruned" in kinds:
+        verdicts["pruned"] = judge_pruned(tree, reads, list(case.expected_order), bugs)
+    picture = tree_details(tree, reads, list(case.expected_order), call.get("returned"), case.value)
+    return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
+
+
+def judge_bounds(observed: list[dict], case: BoundsCase) -> Judgement:
+    """Every narrowed-window call against the bound specification."""
+    results: list[tuple] = []
+    for probe, call in zip(case.probes, observed):
+        error = describe_error(call["error"]) if call.get("error") else None
+        results.append((probe, call.get("returned"), error))
+    if len(observed) < len(case.probes):
+        results.append((case.probes[len(observed)], None, "nothing: the calls stopped early"))
+    return Judgement(
+        {"bounds": check_bounds(results)}, lambda: bugs_behind_calls(case.tree, list(case.calls), observed)
+    )
+
+
+def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object, value: float) -> dict:
+    """What a report needs to draw this case: the tree, both searches, the reference's
+    alpha and beta on entering each node it read."""
+    graph, leaves = tree.to_mapping()
+    windows = alphabeta(tree).trace.windows
+    return {
+        "view": "tree",
+        "root": tree.root,
+        "graph": graph,
+        "terminal_nodes": leaves,
+        "seen": reads,
+        "expected": expected_order,
+        "returned": returned,
+        "value": value,
+        "windows": {node: [alpha, beta] for node, (alpha, beta) in windows.items()},
+    }
+
+
+def judge_pruned(
+    tree: GameTree, reads: list[str], expected_order: list[str], bugs: Callable[[], frozenset[str]]
+) -> Verdict:
+    if reads == expected_order:
+        return check_expansions(reads, expected_order)
+    read = set(expected_order)
+    pruned_roots = [n for n in tree.nodes() if n not in read and tree.parent(n) in read]
+    pruned = [n for n in tree.nodes() if n not in read]
+    summary = (
+        "The reference prunes "
+        + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
+        + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else ".")
+    )
+    if not reads:
+        summary = f"{NO_READS_HINT}\n{summary}"
+    return check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)

@@ -1,0 +1,99 @@
+"""Requests for the tree lab's observer (inputs only), each paired with its judge."""
+
+from __future__ import annotations
+
+from functools import partial
+from math import inf
+
+from reference.tree_search import alphabeta, true_value
+from reference.trees import GameTree
+
+from ...checks.bounds import BoundProbe
+from ...checks.show import show_call
+from ..kit import CasePlan, Judgement
+from ..kit.messages import roll_up
+from .cases import BoundsCase, SearchCase, TreeCase, root_call
+from .judges import judge_bounds, judge_search
+
+
+def tree_request(case_id: str, tree: GameTree, calls: list[list]) -> dict:
+    graph, leaves = tree.to_mapping()
+    return {"id": case_id, "graph": graph, "terminal_nodes": leaves, "calls": calls}
+
+
+def case_plans(case: TreeCase) -> list[CasePlan]:
+    header, tree = case.header, case.tree
+    plans = []
+    root_kinds = tuple(k for k in header.checks if k != "bounds")
+    if root_kinds:
+        order = tuple(n for n in tree.nodes() if n not in case.pruned)
+        search = SearchCase(tree, case.value, case.nodes, order, root_kinds)
+        plans.append(
+            CasePlan(
+                header.name,
+                tree_request(f"{header.name}/root", tree, [root_call(tree)]),
+                root_kinds,
+                partial(judge_search, case=search),
+                header.visibility,
+                header.points,
+            )
+        )
+    if "bounds" in header.checks and tree.internal_nodes():
+        paired = bound_probes(tree)
+        bounds = BoundsCase(tree, tuple(call for call, _ in paired), tuple(probe for _, probe in paired))
+        plans.append(
+            CasePlan(
+                header.name,
+                tree_request(f"{header.name}/bounds", tree, list(bounds.calls)),
+                ("bounds",),
+                partial(judge_bounds, case=bounds),
+                header.visibility,
+                header.points,
+            )
+        )
+    return plans
+
+
+def random_plan(number: int, tree: GameTree) -> CasePlan:
+    result = alphabeta(tree)
+    search = SearchCase(tree, result.value, result.nodes, tuple(result.trace.order), ("value", "pruned"))
+    name = f"random {number}"
+    return CasePlan(name, tree_request(name, tree, [root_call(tree)]), ("random",), partial(judge_random, case=search))
+
+
+def judge_random(observed: list[dict], case: SearchCase) -> Judgement:
+    """A random tree, judged on value and reads at once (one `random` test)."""
+    judgement = judge_search(observed, case)
+    graph, leaves = case.tree.to_mapping()
+    details = next(iter(judgement.verdicts.values())).details
+    verdict = roll_up(
+        judgement.verdicts,
+        f"value, node count and pruned set all match on a tree of {len(case.tree)} nodes.",
+        dedupe=False,
+        suffix=f"\nThe tree: graph = {graph}\nterminal_nodes = {leaves}",
+        details=details,
+    )
+    return Judgement({"random": verdict}, judgement.consistent_bugs)
+
+
+def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:
+    """Calls at every internal node with windows below, around, above and touching its
+    true value, each paired with what the bound specification demands of it."""
+    probes = []
+    for node in tree.internal_nodes():
+        v = true_value(tree, node)
+        step = 1 if isinstance(v, int) else 0.5
+        max_player = tree.is_max(node)
+        windows = [
+            (-inf, v - step),
+            (v - 2 * step, v - step),
+            (v - step, v),
+            (v - step, v + step),
+            (v, v + step),
+            (v + step, v + 2 * step),
+            (v + step, inf),
+        ]
+        for alpha, beta in windows:
+            call = [node, alpha, beta, max_player]
+            probes.append((call, BoundProbe(show_call("alphabeta", *call), alpha, beta, v)))
+    return probes
