@@ -24,7 +24,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from grader.labs import get_lab
-from grader.sandbox.session import open_session
+from grader.sandbox.opening import open_session
 from grader.spec.model import Limits
 lab = get_lab("tree")
 submission = Path(sys.argv[2])

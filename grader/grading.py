@@ -15,7 +15,8 @@ from .labs import CasePlan, Judgement, Lab
 from .observations import sanitize_call, sanitize_load
 from .results import GradeReport, TestResult
 from .sandbox.channel import WorkerFailure
-from .sandbox.session import Session, open_session
+from .sandbox.opening import open_session
+from .sandbox.session import Session
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
 

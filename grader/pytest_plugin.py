@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     values = config.getoption("abgrade", None)
     if values is None:
         return
-    from .commands.common import UsageError, check_submission_path
+    from .lab_setup import UsageError, check_submission_path
     from .course.config import select_labs
     from .spec import SpecError
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..commands.common import UsageError
+from ..lab_setup import UsageError
 
 LOCK_NAME = "gradebook.lock"
 WAIT_SECONDS = 3.0  # a run that is just ending gets this long before the next one gives up

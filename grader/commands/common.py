@@ -1,50 +1,13 @@
-"""What several commands share: exit codes, usage errors, loading a lab and its spec."""
+"""What several commands share: exit codes, and (from lab_setup, which course/ and batch/
+use too) usage errors and loading a lab and its spec."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # imported when used: `abgrade` starts without loading the labs
-    from ..labs import Lab
-    from ..spec import Spec
+from ..lab_setup import SUBMISSION_SUFFIXES, UsageError, check_submission_path, load_lab
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MACHINE = 0, 1, 2, 3
 # raised by the sandbox when the machine, not the submission, failed (matched by name: the
 # CLI starts without importing the sandbox)
 MACHINE_ERRORS = ("KernelStartError", "WorkerStartError")
 
-
-class UsageError(Exception):
-    """A command-line mistake: printed as one line, exit code 2."""
-
-
-SUBMISSION_SUFFIXES = (".py", ".ipynb")  # grading.SUPPORTED_SUFFIXES, without importing the pipeline
-
-
-def check_submission_path(path: Path) -> None:
-    """A submission named on the command line must be a .py or .ipynb file: anything else
-    is the user's typo, said in one line with the fix (exit code 2), not a graded result
-    with every test "not run"."""
-    fix = "give the path of your .py or .ipynb"
-    if not path.exists():
-        raise UsageError(f"{path}: no such file; {fix}")
-    if path.is_dir():
-        raise UsageError(f"{path}: is a folder; {fix} file in it")
-    if path.suffix not in SUBMISSION_SUFFIXES:
-        raise UsageError(f"{path}: not a .py or .ipynb file; {fix}")
-
-
-def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
-    """The lab's adapter and its spec (the bundled one unless `spec_file` is given)."""
-    from ..labs import get_lab
-    from ..spec import SpecError, load_spec, spec_path
-
-    try:
-        lab = get_lab(lab_name)
-    except KeyError as exc:
-        raise UsageError(exc.args[0]) from None
-    spec = load_spec(spec_file or spec_path(lab_name))
-    if spec.lab != lab_name:
-        raise SpecError(spec.path, spec.raw.lines.get("lab"), "lab",
-                        f"this spec is for lab {spec.lab!r}, not {lab_name!r}")
-    return lab, spec
+__all__ = ["EXIT_FAILED", "EXIT_MACHINE", "EXIT_OK", "EXIT_USAGE", "MACHINE_ERRORS", "SUBMISSION_SUFFIXES",
+           "UsageError", "check_submission_path", "load_lab"]

@@ -25,7 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sandbox.session import open_session
+    from ..sandbox.opening import open_session
 
     check_submission_path(args.submission)
     # start the student's worker first: its start-up overlaps loading the lab and the spec

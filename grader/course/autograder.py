@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from ..commands.common import load_lab
+from ..lab_setup import load_lab
 from ..grading import SUPPORTED_SUFFIXES, grade_submission
 from ..labs import Lab
 from ..report.gradescope import results_json

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 
-from ..commands.common import UsageError
+from ..lab_setup import UsageError
 from ..labs import lab_names
 from ..spec import SpecError
 from ..spec.yaml_lines import LineDict, line_of, read_yaml_file

@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..commands.common import UsageError, load_lab
+from ..lab_setup import UsageError, load_lab
 from ..paths import IS_CHECKOUT, PROJECT_DIR
 from .template_files import template_text
 

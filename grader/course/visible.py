@@ -3,7 +3,7 @@ only, from the expectations stored in the spec, so a student's CI needs no refer
 solution and never runs or shows a hidden or after_published test."""
 from __future__ import annotations
 
-from ..commands.common import load_lab
+from ..lab_setup import load_lab
 from ..grading import grade_submission
 from ..results import GradeReport
 from .config import LabEntry

@@ -248,13 +248,3 @@ class PythonSession(Session):
         said = [line for line in worker.output_text.splitlines() if line.strip()]
         raise WorkerStartError(f"the student process could not be confined on this machine "
                                f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}")
-
-
-def open_session(submission: Path, hidden: Sequence[Path] = ()) -> Session:
-    """The session kind for the submission's file type (the file must exist); `hidden`:
-    more folders the student process must not see."""
-    if submission.suffix == ".ipynb":
-        from .notebook import NotebookSession
-
-        return NotebookSession(submission, hidden)
-    return PythonSession(submission, hidden)
