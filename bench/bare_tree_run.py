@@ -7,7 +7,8 @@ import sys
 
 
 def main(cases_file: str, submission: str) -> None:
-    requests = json.loads(open(cases_file).read())
+    with open(cases_file) as handle:
+        requests = json.load(handle)
     spec = importlib.util.spec_from_file_location("submission", submission)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -39,8 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
     values = config.getoption("abgrade", None)
     if values is None:
         return
-    from .lab_setup import UsageError, check_submission_path
     from .course.config import select_labs
+    from .lab_setup import UsageError, check_submission_path
     from .spec import SpecError
 
     start = config.invocation_params.dir

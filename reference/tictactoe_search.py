@@ -24,7 +24,7 @@ value equal to `alpha` or `beta` be mistaken for a bound.
 
 import random
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -112,7 +112,7 @@ def lab_minimax(board, player) -> LabSearchResult:
 
 # --- true values ------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _value(notation: str, active_turn: int, player: int, depth: int) -> int:
     board = parse_board(notation)
     finished, _ = game_over(board)

@@ -30,18 +30,18 @@ from hypothesis import strategies as st
 from grader.batch.discovery import Skipped, Submission, compile_id_pattern, discover, file_hash
 from grader.batch.exports import feedback_names, write_exports, write_grades_csv
 from grader.batch.feedback import feedback_markdown, fenced
-from grader.batch.gradebook import GradeKey, Gradebook, StoredGrade
+from grader.batch.gradebook import Gradebook, GradeKey, StoredGrade
+from grader.batch.lock import GradebookBusy, gradebook_lock
 from grader.batch.picture import class_picture
 from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
 from grader.batch.progress import Progress, clock, eta_seconds
-from grader.batch.lock import GradebookBusy, gradebook_lock
 from grader.batch.runner import BatchOptions, needs_grading, resume_advice, run_batch
 from grader.batch.scratch import make_run_folder, sweep_stale
 from grader.batch.summary import BIN_LABELS, score_bin, summarize
 from grader.batch.task import GradeTask, GradingFailed
 from grader.labs import get_lab
-from grader.results import VISIBILITIES, GradeReport
 from grader.registry import check_kinds
+from grader.results import VISIBILITIES, GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
 from grader.sandbox.notebook import KernelStartError
 from grader.spec import load_spec
@@ -533,9 +533,8 @@ def test_a_second_run_refuses_while_the_lock_is_held(tmp_path):
                               text=True)
     try:
         assert holder.stdout.readline() == "locked\n"
-        with pytest.raises(GradebookBusy) as refused:
-            with gradebook_lock(tmp_path / "out", wait=0.3):
-                pass
+        with pytest.raises(GradebookBusy) as refused, gradebook_lock(tmp_path / "out", wait=0.3):
+            pass
         assert str(refused.value) == (f"{tmp_path / 'out' / 'gradebook.lock'}: another abgrade batch (pid "
                                       f"{holder.pid}) is grading into this folder; wait until it ends (or stop "
                                       "it), then run again")

@@ -4,7 +4,6 @@ protocol failure, in bounded time, and never hangs or crashes the grader. Peers 
 processes; the last tests grade hostile fixture submissions end to end."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -14,8 +13,14 @@ import pytest
 
 from grader.grading import grade_submission
 from grader.labs import get_lab
-from grader.sandbox.channel import (MAX_JSON_DEPTH, MAX_LINE_BYTES, FramedChannel, WorkerFailure,
-                                    json_depth_exceeds, parse_json_line)
+from grader.sandbox.channel import (
+    MAX_JSON_DEPTH,
+    MAX_LINE_BYTES,
+    FramedChannel,
+    WorkerFailure,
+    json_depth_exceeds,
+    parse_json_line,
+)
 from grader.spec import load_spec
 
 TESTS = Path(__file__).resolve().parent

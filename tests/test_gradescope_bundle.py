@@ -9,11 +9,11 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from grader.commands.common import load_lab
 from grader.course.autograder import NoSingleSubmission, find_submission, run_autograder

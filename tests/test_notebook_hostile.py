@@ -215,7 +215,8 @@ def test_only_the_right_user_with_the_secret_is_a_genuine_peer():
         theirs.close()
 
 
-def _worker(tmp_path: Path, name: str, cells: list[str], limits: Limits = Limits()) -> KernelWorker:
+def _worker(tmp_path: Path, name: str, cells: list[str], limits: Limits | None = None) -> KernelWorker:
+    limits = limits or Limits()
     folder = tmp_path / name
     folder.mkdir()
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])

@@ -4,7 +4,6 @@ repository: one test per visible check, abgrade's messages as failure text, abgr
 from __future__ import annotations
 
 import fnmatch
-
 from pathlib import Path
 
 import pytest

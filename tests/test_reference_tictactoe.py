@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import tictactoe_search as search
 from reference.solutions import tictactoe as solution
 from reference.tictactoe import (
     O,

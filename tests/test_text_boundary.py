@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from grader.report.html import render_html
 from grader.report.terminal import summary
 from grader.sandbox.channel import WorkerFailure
 from grader.sandbox.session import LoadObservation
-from grader.text import clean_data, clean_line, clean_text, visible_controls, utf8_safe
+from grader.text import clean_data, clean_line, clean_text, utf8_safe, visible_controls
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 TREE = PROJECT_DIR / "tests" / "fixtures" / "tree"

@@ -23,7 +23,6 @@ from .gradebook import StoredGrade
 from .picture import class_picture
 from .summary import ClassSummary, summary_text
 
-
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 

@@ -17,7 +17,7 @@ from ..results import GradeReport
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
 from .exports import write_exports
-from .gradebook import GradeKey, Gradebook
+from .gradebook import Gradebook, GradeKey
 from .lock import gradebook_lock
 from .pool import Job, JobResult, run_jobs
 from .progress import Progress

@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from ..lab_setup import load_lab
 from ..grading import SUPPORTED_SUFFIXES, grade_submission
+from ..lab_setup import load_lab
 from ..labs import Lab
 from ..report.gradescope import results_json
 from ..results import GradeReport

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from ..lab_setup import UsageError
 from ..labs import lab_names
 from ..spec import SpecError

@@ -3,8 +3,8 @@ only, from the expectations stored in the spec, so a student's CI needs no refer
 solution and never runs or shows a hidden or after_published test."""
 from __future__ import annotations
 
-from ..lab_setup import load_lab
 from ..grading import grade_submission
+from ..lab_setup import load_lab
 from ..results import GradeReport
 from .config import LabEntry
 

@@ -233,7 +233,7 @@ def serve(channel, setup, handler, namespace=None, extra=None):
     report what was found (plus `extra`), then answer case requests until EOF. The original
     stdout/stderr are flushed after every step, so a kill loses no output."""
     streams = (sys.stdout, sys.stderr)
-    sys.stdin = open(os.devnull)  # input() fails at once instead of waiting
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process: input() fails at once
     sys.setrecursionlimit(int(setup.get("recursion_limit", 10000)))
     start = _perf()
     error = None

@@ -63,9 +63,9 @@ def closed_ancestors(paths, outermost=True):
             except OSError:
                 break
             if not mode & 0o001:
-                if not any(_inside(folder, c) for c in closed) or not outermost:
-                    if folder not in closed:
-                        closed.append(folder)
+                covered = outermost and any(_inside(folder, c) for c in closed)
+                if not covered and folder not in closed:
+                    closed.append(folder)
                 if outermost:
                     break
     return closed

@@ -66,7 +66,7 @@ def _abgrade_cap_output(cap):
             n = size(content.get("data"))
             if n > room:
                 state["dropped"] += n
-                content = dict(content, data={"text/plain": "[output limit: a display of %d bytes dropped]" % n})
+                content = dict(content, data={"text/plain": f"[output limit: a display of {n} bytes dropped]"})
             else:
                 state["kept"] += n
         elif kind in ("error", "execute_reply") and "evalue" in content:

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.model import Limits
-from .channel import FramedChannel, WorkerFailure
 from .cgroup import StudentCgroups
+from .channel import FramedChannel, WorkerFailure
 from .identity import StudentIdentity, hand_over
 from .isolation import Isolation
 from .limits import apply_rlimits, die_with_grader, rlimits
@@ -287,7 +287,7 @@ class KernelWorker:
             limit = min(self.limits.cell_seconds, remaining)
             self.client.timeout = max(1, int(limit + 0.999))
             fired = threading.Event()
-            watchdog = threading.Timer(limit + INTERRUPT_GRACE_SECONDS, lambda: (fired.set(), self._kill_kernel()))
+            watchdog = threading.Timer(limit + INTERRUPT_GRACE_SECONDS, lambda fired=fired: (fired.set(), self._kill_kernel()))
             watchdog.start()
             cell_started = time.monotonic()
             try:

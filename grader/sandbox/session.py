@@ -7,9 +7,9 @@ from __future__ import annotations
 import importlib.util
 import re
 import secrets
+import shutil
 import sys
 import sysconfig
-import shutil
 import tempfile
 import time
 from collections.abc import Sequence

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from ..spec.model import Limits
-from .channel import FramedChannel, WorkerFailure
 from .cgroup import StudentCgroups
+from .channel import FramedChannel, WorkerFailure
 from .identity import StudentIdentity
 from .isolation import CONFINE_SOURCE, Isolation
 from .limits import die_with_grader

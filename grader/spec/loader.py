@@ -6,7 +6,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-
 from ..paths import SPECS_DIR
 from ..registry import spec_kinds
 from ..results import VISIBILITIES
