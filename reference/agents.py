@@ -49,6 +49,8 @@ import copy
 import random
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from reference.envs import BoardEnv
 
 SENTINEL = -2  # the chapter's starting bound: below every payoff (-1, 0, 1)
@@ -394,11 +396,14 @@ class BoundRequirement:
     limit: float
 
     def holds(self, result) -> bool:
-        if isinstance(result, bool) or not isinstance(result, (int, float)):
-            try:
-                result = float(result)
-            except (TypeError, ValueError):
-                return False
+        """Whether `result` meets it; a result that is no number (a bool, None, a string)
+        never does, numpy numbers do."""
+        if isinstance(result, (bool, np.bool_)):
+            return False
+        try:
+            result = float(result)
+        except (TypeError, ValueError):
+            return False
         if self.relation == "==":
             return result == self.limit
         return result <= self.limit if self.relation == "<=" else result >= self.limit
