@@ -23,7 +23,6 @@ from reference.agent_tournaments import (
 )
 from reference.agents import (
     BUGS,
-    CHAPTER,
     NO_PRUNING,
     VARIANTS,
     BoundRequirement,
