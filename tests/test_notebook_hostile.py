@@ -23,7 +23,6 @@ from grader.labs import get_lab
 from grader.sandbox.isolation import detect_isolation
 from grader.sandbox.notebook import KernelWorker, genuine_peer
 from grader.sandbox.notebook_file import MAX_NOTEBOOK_DEPTH, NotebookProblem, read_notebook
-from grader.sandbox.session import ProbeSetup
 from grader.spec import load_spec, spec_path
 from grader.spec.model import Limits
 
@@ -226,7 +225,7 @@ def _worker(tmp_path: Path, name: str, cells: list[str], limits: Limits | None =
 
 
 def _setup(worker: KernelWorker, folder: Path) -> dict:
-    probe = ProbeSetup("tree", {"alphabeta": 4})
+    probe = get_lab("tree").probe
     return probe.setup_message(worker.limits, student_dir=str(folder), nonce="n0nce", cells=[])
 
 
