@@ -1,6 +1,7 @@
 """The bare run the tree benchmark compares against: import the submission in a plain
 Python process and make exactly the calls the grader makes (read from a JSON file),
 with plain dicts for `graph` and `terminal_nodes`. No sandbox, no observer, no judging."""
+
 import importlib.util
 import json
 import sys

@@ -6,6 +6,7 @@ The chapter reports 29 s without pruning and 1.6 s with it at tic-tac-toe (94% l
 
     python bench/bench_agents_reference.py [--rounds 5] [--depth 3]
 """
+
 from __future__ import annotations
 
 import argparse

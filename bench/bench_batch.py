@@ -15,6 +15,7 @@ and 2 workers at least 1.6x one.
 
     python bench/bench_batch.py [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,11 @@ from tests.notebook_builder import notebook_from_py  # noqa: E402
 
 SUBMISSIONS = 20
 SEED = 1
-SOURCES = [PROJECT / "reference" / "solutions" / "tree.py",
-           *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("correct_*.py")),
-           *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("bug_*.py"))]
+SOURCES = [
+    PROJECT / "reference" / "solutions" / "tree.py",
+    *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("correct_*.py")),
+    *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("bug_*.py")),
+]
 
 
 def class_folders(root: Path) -> dict[str, Path]:
@@ -63,14 +66,16 @@ def execute_notebook(path: Path) -> None:
 
     notebook = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory() as workdir:
-        nbclient.NotebookClient(notebook, kernel_name="python3", timeout=60, allow_errors=True,
-                                resources={"metadata": {"path": workdir}}).execute()
+        nbclient.NotebookClient(
+            notebook, kernel_name="python3", timeout=60, allow_errors=True, resources={"metadata": {"path": workdir}}
+        ).execute()
 
 
 def run_python(arguments: tuple[Path, Path]) -> None:
     cases, path = arguments
-    subprocess.run([sys.executable, str(HERE / "bare_tree_run.py"), str(cases), str(path)],
-                   capture_output=True, check=False)
+    subprocess.run(
+        [sys.executable, str(HERE / "bare_tree_run.py"), str(cases), str(path)], capture_output=True, check=False
+    )
 
 
 def quiet() -> None:
@@ -118,9 +123,27 @@ PEAKS: dict[tuple[str, int], list[int]] = {}
 def abgrade_batch(folder: Path, workers: int, out: Path) -> float:
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree",
-                                "--jobs", str(workers), "--seed", str(SEED), "--out", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=PROJECT)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(folder),
+            "--lab",
+            "tree",
+            "--jobs",
+            str(workers),
+            "--seed",
+            str(SEED),
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT,
+    )
     peak = 0
     while process.poll() is None:
         peak = max(peak, grader_memory(process.pid))
@@ -154,18 +177,21 @@ def main() -> None:
             rows.append((kind, workers, statistics.median(batch), statistics.median(bare)))
     shutil.rmtree(root, ignore_errors=True)
 
-    print(f"{SUBMISSIONS} submissions of the tree lab (specs/tree.yaml), median of {args.runs} runs, "
-          f"submissions per minute (higher is better)")
+    print(
+        f"{SUBMISSIONS} submissions of the tree lab (specs/tree.yaml), median of {args.runs} runs, "
+        f"submissions per minute (higher is better)"
+    )
     print(f"  {'kind':<8}{'workers':>8}{'abgrade batch':>16}{'bare pool':>12}{'batch speed':>13}")
     for kind, workers, batch, bare in rows:
-        print(f"  {'.' + kind:<8}{workers:>8}{per_minute(batch):>16.1f}{per_minute(bare):>12.1f}"
-              f"{bare / batch:>12.2f}x")
+        print(f"  {'.' + kind:<8}{workers:>8}{per_minute(batch):>16.1f}{per_minute(bare):>12.1f}{bare / batch:>12.2f}x")
     for kind in ("py", "ipynb"):
         one, two = (batch for k, _, batch, _ in rows if k == kind)
         print(f"  .{kind}: 2 workers are {one / two:.2f}x one (goal: >= 1.6x)")
     for (kind, workers), peaks in sorted(PEAKS.items()):
-        print(f"  .{kind}, {workers} workers: peak resident memory of all grader processes "
-              f"{max(peaks) / 2**20:.0f} MB (goal for notebooks with 2 workers: < 1024 MB)")
+        print(
+            f"  .{kind}, {workers} workers: peak resident memory of all grader processes "
+            f"{max(peaks) / 2**20:.0f} MB (goal for notebooks with 2 workers: < 1024 MB)"
+        )
     print("  batch speed: the batch's rate over the bare pool's (>= 1.00x: no slower); bare pool: nbclient")
     print("  execute for notebooks, a plain python process making the grader's calls for .py")
 

@@ -9,6 +9,7 @@ each in a fresh process (median of N runs):
 
     python bench/bench_notebook.py [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ sys.path.insert(0, str(PROJECT))
 
 from tests.notebook_builder import notebook_from_py  # noqa: E402
 
-NBCLIENT_ONLY = ("import sys, nbformat, nbclient; nb = nbformat.read(sys.argv[1], 4); "
-                 "nbclient.NotebookClient(nb, kernel_name='python3', timeout=60).execute()")
+NBCLIENT_ONLY = (
+    "import sys, nbformat, nbclient; nb = nbformat.read(sys.argv[1], 4); "
+    "nbclient.NotebookClient(nb, kernel_name='python3', timeout=60).execute()"
+)
 
 
 def timed(command: list[str], runs: int) -> float:
@@ -49,16 +52,48 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp())
     notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", folder / "lab.ipynb")
     rows = [
-        ("abgrade grade (notebook)", [sys.executable, "-m", "grader", "grade", str(notebook), "--lab", "tree",
-                                      "--seed", "1", "--quiet"]),
+        (
+            "abgrade grade (notebook)",
+            [sys.executable, "-m", "grader", "grade", str(notebook), "--lab", "tree", "--seed", "1", "--quiet"],
+        ),
         ("nbclient execute only", [sys.executable, "-c", NBCLIENT_ONLY, str(notebook)]),
     ]
-    if shutil.which("jupyter") and subprocess.run(["jupyter", "nbconvert", "--version"], capture_output=True).returncode == 0:
-        rows.append(("jupyter nbconvert --execute", ["jupyter", "nbconvert", "--to", "notebook", "--execute",
-                                                     "--output", str(folder / "out.ipynb"), str(notebook)]))
-    rows.append(("abgrade grade (same code as .py)", [sys.executable, "-m", "grader", "grade",
-                                                      str(PROJECT / "reference" / "solutions" / "tree.py"),
-                                                      "--lab", "tree", "--seed", "1", "--quiet"]))
+    if (
+        shutil.which("jupyter")
+        and subprocess.run(["jupyter", "nbconvert", "--version"], capture_output=True).returncode == 0
+    ):
+        rows.append(
+            (
+                "jupyter nbconvert --execute",
+                [
+                    "jupyter",
+                    "nbconvert",
+                    "--to",
+                    "notebook",
+                    "--execute",
+                    "--output",
+                    str(folder / "out.ipynb"),
+                    str(notebook),
+                ],
+            )
+        )
+    rows.append(
+        (
+            "abgrade grade (same code as .py)",
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(PROJECT / "reference" / "solutions" / "tree.py"),
+                "--lab",
+                "tree",
+                "--seed",
+                "1",
+                "--quiet",
+            ],
+        )
+    )
     print(f"tree lab notebook ({notebook.stat().st_size} bytes), median of {args.runs} runs, fresh process each")
     for name, command in rows:
         print(f"  {name:<34}{timed(command, args.runs):7.2f} s")

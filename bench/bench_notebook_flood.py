@@ -5,6 +5,7 @@ peak RSS, its growth over the baseline, the time and what the load test says.
     python bench/bench_notebook_flood.py            # 2 GB (1 GB printed, 1 GB displayed)
     python bench/bench_notebook_flood.py --mb 200
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,11 @@ from tests.notebook_builder import notebook_from_py  # noqa: E402
 def flood_cells(mb: int) -> list[str]:
     """Half printed, half displayed, 10 MB at a time."""
     chunks = max(1, mb // 20)
-    return [f"for _ in range({chunks}):\n    print('x' * 10_000_000)",
-            f"from IPython.display import display\nfor _ in range({chunks}):\n"
-            "    display({'text/plain': 'y' * 10_000_000}, raw=True)"]
+    return [
+        f"for _ in range({chunks}):\n    print('x' * 10_000_000)",
+        f"from IPython.display import display\nfor _ in range({chunks}):\n"
+        "    display({'text/plain': 'y' * 10_000_000}, raw=True)",
+    ]
 
 
 def peak_mb() -> float:
@@ -41,8 +44,9 @@ def main() -> None:
     args = parser.parse_args()
     lab, spec = get_lab("tree"), load_spec(spec_path("tree"))
     with tempfile.TemporaryDirectory() as folder:
-        path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", Path(folder) / "flood.ipynb",
-                                before=flood_cells(args.mb))
+        path = notebook_from_py(
+            PROJECT / "reference" / "solutions" / "tree.py", Path(folder) / "flood.ipynb", before=flood_cells(args.mb)
+        )
         baseline = peak_mb()
         started = time.monotonic()
         report = grade_submission(path, lab, spec, seed=1)

@@ -7,6 +7,7 @@ no more than 30 ms slower than before.
 
     python bench/bench_startup.py [--runs 30] [--base 1412081]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,14 @@ print(" ".join(f"{t:.6f}" for t in times))
 
 def measure(tree: Path, level: str, submission: Path, runs: int) -> list[float]:
     env = {**os.environ, "ABGRADE_ISOLATION": "process" if level == "process" else ""}
-    done = subprocess.run([sys.executable, "-c", ONE_START, str(tree), str(submission), str(runs)],
-                          capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_START, str(tree), str(submission), str(runs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+        check=True,
+    )
     return [float(x) for x in done.stdout.split()]
 
 
@@ -53,8 +60,11 @@ def main() -> None:
     parser.add_argument("--base", default="1412081", help="the commit to compare with")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="abgrade-bench-base-"))
-    subprocess.run(["git", "-C", str(PROJECT), "worktree", "add", "--detach", str(base), args.base],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(PROJECT), "worktree", "add", "--detach", str(base), args.base],
+        check=True,
+        capture_output=True,
+    )
     submission = Path(tempfile.mkdtemp(prefix="abgrade-bench-sub-")) / "lab.py"
     submission.write_text((PROJECT / "reference" / "solutions" / "tree.py").read_text())
     rows = {(name, level): [] for name in ("before", "now") for level in ("namespaces", "process")}

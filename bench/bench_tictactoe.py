@@ -5,6 +5,7 @@ the random positions of the same seed) with nothing watched or judged. Goal: at 
 
     python bench/bench_tictactoe.py [--runs 5] [SUBMISSION]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,8 +68,21 @@ def main() -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(calls, handle)
     bare = timed([sys.executable, "-c", BARE, handle.name, args.submission], args.runs)
-    graded = timed([sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tictactoe",
-                    "--seed", str(SEED), "--quiet"], args.runs)
+    graded = timed(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            args.submission,
+            "--lab",
+            "tictactoe",
+            "--seed",
+            str(SEED),
+            "--quiet",
+        ],
+        args.runs,
+    )
     Path(handle.name).unlink()
     print(f"tictactoe lab, {len(plans)} requests, {len(calls)} calls, median of {args.runs} runs; score {graded[2]}")
     print(f"                       {'wall':>8}    {'cpu':>8}")

@@ -4,6 +4,7 @@ the same calls on the same cases (bench/bare_tree_run.py). Goal: at most 1.5x, u
 
     python bench/bench_tree.py [--runs 11] [SUBMISSION]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,10 @@ def main() -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(requests, handle)
     bare = timed([sys.executable, str(HERE / "bare_tree_run.py"), handle.name, args.submission], args.runs)
-    graded = timed([sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tree",
-                    "--seed", str(SEED), "--quiet"], args.runs)
+    graded = timed(
+        [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tree", "--seed", str(SEED), "--quiet"],
+        args.runs,
+    )
     print(f"tree lab, {len(requests)} requests, {calls} calls of alphabeta, median of {args.runs} runs")
     print(f"  bare python run      {bare * 1000:8.0f} ms")
     print(f"  abgrade grade        {graded * 1000:8.0f} ms")

@@ -1,4 +1,5 @@
 """`python -m grader` is the same as `abgrade`."""
+
 import sys
 
 from .cli import main

@@ -2,6 +2,7 @@
 `grader/commands/`. Exit codes: 0 when every visible test passes, 1 when one fails,
 2 on a usage or spec error, 3 when the machine could not start a student process (after
 retries; not the submission's fault)."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if type(exc).__name__ not in MACHINE_ERRORS:
             raise
-        print(f"abgrade: this machine could not start the student's process (not the submission's fault; "
-              f"try again, or see README, Security): {' '.join(str(exc).split())[:500]}", file=sys.stderr)
+        print(
+            f"abgrade: this machine could not start the student's process (not the submission's fault; "
+            f"try again, or see README, Security): {' '.join(str(exc).split())[:500]}",
+            file=sys.stderr,
+        )
         return EXIT_MACHINE
     except BrokenPipeError:  # `abgrade grade ... | head`: the reader left, nothing to report
         sys.stderr.close()

@@ -4,6 +4,7 @@ A region between `### BEGIN SOLUTION` and `### END SOLUTION` is the answer: the 
 drops it and keeps what follows an optional `### ELSE` (uncommented), or else writes a
 TODO and `raise NotImplementedError`. So skeleton and solution can't drift apart.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """Setting up a grading from what a user typed: the lab and its spec, the submission's
 path, and the one-line usage error when either is wrong. Below the commands, so that
 course/ and batch/ use it without importing a command."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,6 +43,7 @@ def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
         raise UsageError(exc.args[0]) from None
     spec = load_spec(spec_file or spec_path(lab_name))
     if spec.lab != lab_name:
-        raise SpecError(spec.path, spec.raw.lines.get("lab"), "lab",
-                        f"this spec is for lab {spec.lab!r}, not {lab_name!r}")
+        raise SpecError(
+            spec.path, spec.raw.lines.get("lab"), "lab", f"this spec is for lab {spec.lab!r}, not {lab_name!r}"
+        )
     return lab, spec

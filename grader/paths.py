@@ -5,6 +5,7 @@ top-level `specs/` is the source of truth. In an installed wheel (Gradescope, a 
 `pip install`) there is no checkout: pyproject maps `specs/` into the package as
 `grader/specs/`, and the paths below fall back to that copy.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

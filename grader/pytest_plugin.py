@@ -11,6 +11,7 @@ it). The labs are graded while pytest collects (the tests are abgrade's, known o
 grading); the tests then pass or fail with what was found. Hidden and after_published
 checks never run or show here.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,9 +29,16 @@ USAGE_EXIT = 2  # abgrade's exit code for a usage error, in `abgrade check` and 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("abgrade", "abgrade lab checks")
-    group.addoption("--abgrade", action="append", nargs="?", const="", default=None, metavar="LAB=PATH",
-                    help="add a test per visible abgrade check of a lab: LAB=PATH, or LAB (from abgrade.yaml); "
-                         "alone, every lab of abgrade.yaml. Repeatable.")
+    group.addoption(
+        "--abgrade",
+        action="append",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="LAB=PATH",
+        help="add a test per visible abgrade check of a lab: LAB=PATH, or LAB (from abgrade.yaml); "
+        "alone, every lab of abgrade.yaml. Repeatable.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,8 +72,9 @@ def _near(path: Path, start: Path) -> Path:
 @pytest.hookimpl(tryfirst=True)  # before -k, -m and --deselect filter the items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     for entry in config.stash.get(_ENTRIES, []):
-        labs = LabChecks.from_parent(session, name=entry.lab, nodeid=f"abgrade::{entry.lab}",
-                                     path=entry.submission, entry=entry)
+        labs = LabChecks.from_parent(
+            session, name=entry.lab, nodeid=f"abgrade::{entry.lab}", path=entry.submission, entry=entry
+        )
         items.extend(session.genitems(labs))  # with pytest's collection reports, as for files
 
 

@@ -13,16 +13,17 @@ Unicode of bounded length and only has to escape for its own format:
   and tabs are kept where the text is multi-line (output, messages, reprs);
 - the length is capped with a visible "… [N more characters]" marker.
 """
+
 from __future__ import annotations
 
 import re
 from typing import Any
 
 # limits, in characters, by what the text is
-NAME_CHARS = 200          # exception type names, file names, function names, node names
-LINE_CHARS = 500          # one source line of a traceback, a notebook cell note
-MESSAGE_CHARS = 2000      # exception messages, reprs
-OUTPUT_CHARS = 20_000     # what the student's code printed
+NAME_CHARS = 200  # exception type names, file names, function names, node names
+LINE_CHARS = 500  # one source line of a traceback, a notebook cell note
+MESSAGE_CHARS = 2000  # exception messages, reprs
+OUTPUT_CHARS = 20_000  # what the student's code printed
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # anything that needs work: controls (but \n \t, decided per call), DEL, C1, surrogates, bidi
@@ -35,9 +36,9 @@ def _visible(match: re.Match[str]) -> str:
     char = match.group()
     code = ord(char)
     if code < 0x20:
-        return chr(0x2400 + code)       # ␀ ... ␟ (ESC -> ␛, newline -> ␊ on one line)
+        return chr(0x2400 + code)  # ␀ ... ␟ (ESC -> ␛, newline -> ␊ on one line)
     if code == 0x7F:
-        return "\u2421"                 # ␡
+        return "\u2421"  # ␡
     if 0xD800 <= code <= 0xDFFF:
         return "\ufffd"
     if code <= 0xFF:

@@ -57,14 +57,17 @@ def depth_agent(depth: int = CONN_DEPTH) -> Agent:
 
 def search_agent(variant: Variant = CHAPTER, depth: int | None = None) -> Agent:
     """`decide(env, depth, variant, rng)`: the chapter's search (or a buggy one), played."""
+
     def agent(env: BoardEnv, rng: random.Random) -> int:
         return decide(env, depth, variant, rng).action
+
     agent.__name__ = f"search_agent_{variant.name}"
     return agent
 
 
 def chapter_agent(function: Callable[[BoardEnv], int]) -> Agent:
     """An agent from `function(env)`, whose random choices come from the `random` module."""
+
     def agent(env: BoardEnv, rng: random.Random) -> int:
         saved = random.getstate()
         random.seed(rng.getrandbits(64))
@@ -72,6 +75,7 @@ def chapter_agent(function: Callable[[BoardEnv], int]) -> Agent:
             return function(env)
         finally:
             random.setstate(saved)
+
     agent.__name__ = getattr(function, "__name__", "chapter_agent")
     return agent
 
@@ -122,8 +126,9 @@ def replay(env_class: type[BoardEnv], moves: Sequence[int]) -> list[BoardEnv]:
     return positions
 
 
-def off_reference_moves(env_class: type[BoardEnv], record: GameRecord, side: str,
-                        depth: int | None = None) -> list[tuple[int, int, frozenset[int]]]:
+def off_reference_moves(
+    env_class: type[BoardEnv], record: GameRecord, side: str, depth: int | None = None
+) -> list[tuple[int, int, frozenset[int]]]:
     """The moves `side` ("first" or "second") played that the reference would not:
     `(ply, action, the actions the reference allows)`, for the `games` check at Connect
     Four (every move must have the reference's value)."""
@@ -176,8 +181,14 @@ class MatchResult:
         return table
 
 
-def play_match(env_class: type[BoardEnv], agent: Agent, opponent: Agent, games: int = 10,
-               seed: int | str = 0, names: tuple[str, str] = ("agent", "opponent")) -> MatchResult:
+def play_match(
+    env_class: type[BoardEnv],
+    agent: Agent,
+    opponent: Agent,
+    games: int = 10,
+    seed: int | str = 0,
+    names: tuple[str, str] = ("agent", "opponent"),
+) -> MatchResult:
     """`games` games, `agent` first in the even ones (the chapter's loop); game `i` is
     seeded `f"{seed}:{i}"`."""
     records, sides = [], []
@@ -199,8 +210,7 @@ class ResultTable:
     matches: tuple[MatchResult, ...] = field(repr=False)
 
     def rows(self) -> list[tuple[str, str, Counts]]:
-        return [(match.opponent, side, counts)
-                for match in self.matches for side, counts in match.counts().items()]
+        return [(match.opponent, side, counts) for match in self.matches for side, counts in match.counts().items()]
 
     def losses(self) -> int:
         return sum(counts.losses for _, _, counts in self.rows())
@@ -210,16 +220,26 @@ class ResultTable:
         lines = [f"{self.agent}: {'opponent':<{width}}  side     win  draw  loss"]
         for opponent, side, counts in self.rows():
             forfeits = f"  ({counts.forfeits} by forfeit)" if counts.forfeits else ""
-            lines.append(f"{' ' * len(self.agent)}  {opponent:<{width}}  {side:<6}  {counts.wins:4d}  "
-                         f"{counts.draws:4d}  {counts.losses:4d}{forfeits}")
+            lines.append(
+                f"{' ' * len(self.agent)}  {opponent:<{width}}  {side:<6}  {counts.wins:4d}  "
+                f"{counts.draws:4d}  {counts.losses:4d}{forfeits}"
+            )
         return "\n".join(lines)
 
 
-def tournament(env_class: type[BoardEnv], agent: Agent, opponents: dict[str, Agent], games: int = 10,
-               seed: int | str = 0, name: str = "agent") -> ResultTable:
+def tournament(
+    env_class: type[BoardEnv],
+    agent: Agent,
+    opponents: dict[str, Agent],
+    games: int = 10,
+    seed: int | str = 0,
+    name: str = "agent",
+) -> ResultTable:
     """A match of `games` games against each opponent (seeded `f"{seed}/{opponent name}"`)."""
-    matches = tuple(play_match(env_class, agent, opponent, games, f"{seed}/{label}", (name, label))
-                    for label, opponent in opponents.items())
+    matches = tuple(
+        play_match(env_class, agent, opponent, games, f"{seed}/{label}", (name, label))
+        for label, opponent in opponents.items()
+    )
     return ResultTable(name, matches)
 
 

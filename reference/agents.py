@@ -84,8 +84,8 @@ CONN_DEPTH = 3  # the chapter's default depth for Connect Four
 
 CUTOFFS = {
     ">=-": lambda alpha, beta: alpha >= -beta,  # the chapter's code
-    ">-": lambda alpha, beta: alpha > -beta,    # the chapter's prose: equal bounds go on
-    ">=": lambda alpha, beta: alpha >= beta,    # the opponent's bound not negated
+    ">-": lambda alpha, beta: alpha > -beta,  # the chapter's prose: equal bounds go on
+    ">=": lambda alpha, beta: alpha >= beta,  # the opponent's bound not negated
 }
 
 
@@ -114,7 +114,8 @@ class Variant:
 
 CHAPTER = Variant("chapter")
 NO_PRUNING = Variant(
-    "no_pruning", prune=False,
+    "no_pruning",
+    prune=False,
     hint="Your search never stops early: break out of the loop over validinputs as soon as alpha >= -beta.",
     fails=("nodes", "speedup"),
 )
@@ -122,40 +123,47 @@ NO_PRUNING = Variant(
 BUGS: tuple[Variant, ...] = (
     NO_PRUNING,
     Variant(
-        "bounds_never_updated", update="none",
+        "bounds_never_updated",
+        update="none",
         hint="When a move improves the best payoff, record it as the mover's bound (alpha for the first "
-             "player, beta for the second); without it nothing is ever pruned.",
+        "player, beta for the second); without it nothing is ever pruned.",
         fails=("nodes", "speedup"),
     ),
     Variant(
-        "strict_cutoff", cutoff=">-",
+        "strict_cutoff",
+        cutoff=">-",
         hint="Cut off when alpha >= -beta, not only when alpha > -beta: equal bounds already decide the branch.",
         fails=("nodes", "speedup"),
     ),
     Variant(
-        "no_sentinel", start=-1,
+        "no_sentinel",
+        start=-1,
         hint="Start both bounds at the sentinel -2, below every payoff: starting at -1 means a losing first "
-             "move is never taken as the best so far, and a win then ends every search at once.",
+        "move is never taken as the best so far, and a win then ends every search at once.",
         fails=("nodes",),
     ),
     Variant(
-        "cutoff_not_negated", cutoff=">=",
+        "cutoff_not_negated",
+        cutoff=">=",
         hint="The opponent's bound is in the opponent's payoffs: compare alpha >= -beta, not alpha >= beta.",
         fails=("value", "bounds", "nodes", "choice", "games", "speedup"),
     ),
     Variant(
-        "sign_not_flipped", negate=False,
+        "sign_not_flipped",
+        negate=False,
         hint="A move's payoff for you is minus the opponent's payoff after it: my_payoff = -opponent_payoff.",
         fails=("value", "bounds", "nodes", "choice", "games"),
     ),
     Variant(
-        "wrong_player_bound", update="other",
+        "wrong_player_bound",
+        update="other",
         hint="An improvement raises the mover's own bound: alpha when the first player moves, beta when the "
-             "second does.",
+        "second does.",
         fails=("value", "bounds", "nodes", "choice", "games", "speedup"),
     ),
     Variant(
-        "immediate_win_not_taken", immediate_win=False,
+        "immediate_win_not_taken",
+        immediate_win=False,
         hint="At the top level, return a move that wins at once as soon as you find it (done and reward != 0).",
         fails=("nodes", "choice"),
     ),
@@ -165,8 +173,16 @@ VARIANTS: dict[str, Variant] = {variant.name: variant for variant in (CHAPTER, *
 
 # --- the searches ----------------------------------------------------------------------
 
-def payoff(env: BoardEnv, reward: int, done: bool, alpha: int | None = None, beta: int | None = None,
-           depth: int | None = None, variant: Variant = CHAPTER) -> int:
+
+def payoff(
+    env: BoardEnv,
+    reward: int,
+    done: bool,
+    alpha: int | None = None,
+    beta: int | None = None,
+    depth: int | None = None,
+    variant: Variant = CHAPTER,
+) -> int:
     """The chapter's `maximized_payoff_ttt` (`depth=None`) or `max_payoff_conn` (`depth`
     a number), written as `variant`. Its `step` calls go to `env.counter`."""
     if depth is not None and depth < 0:
@@ -218,8 +234,15 @@ class Run:
     steps: int
 
 
-def run_payoff(env: BoardEnv, reward: int, done: bool, alpha: int | None = None, beta: int | None = None,
-               depth: int | None = None, variant: Variant = CHAPTER) -> Run:
+def run_payoff(
+    env: BoardEnv,
+    reward: int,
+    done: bool,
+    alpha: int | None = None,
+    beta: int | None = None,
+    depth: int | None = None,
+    variant: Variant = CHAPTER,
+) -> Run:
     """`payoff(...)` with the number of `step` calls it made (on `env`'s counter)."""
     before = env.counter.count
     result = payoff(env, reward, done, alpha, beta, depth, variant)
@@ -249,8 +272,9 @@ class Decision:
         return self.wins or self.ties or self.losses
 
 
-def decide(env: BoardEnv, depth: int | None = None, variant: Variant = CHAPTER,
-           rng: random.Random | None = None) -> Decision:
+def decide(
+    env: BoardEnv, depth: int | None = None, variant: Variant = CHAPTER, rng: random.Random | None = None
+) -> Decision:
     """The chapter's `minimax_ttt` (`depth=None`) or `minimax_conn` (`depth` a number),
     written as `variant`: the first of the chosen group, or `rng.choice` of it."""
     if env.done or not env.validinputs:
@@ -262,19 +286,18 @@ def decide(env: BoardEnv, depth: int | None = None, variant: Variant = CHAPTER,
         _, reward, done, _ = child.step(move)
         if variant.immediate_win and done and reward != 0:
             payoffs[move] = 1
-            return Decision(move, True, tuple(wins), tuple(ties), tuple(losses), payoffs,
-                            env.counter.count - before)
+            return Decision(move, True, tuple(wins), tuple(ties), tuple(losses), payoffs, env.counter.count - before)
         mine = -payoff(child, reward, done, variant.start, variant.start, depth, variant)
         payoffs[move] = mine
         (wins if mine == 1 else ties if mine == 0 else losses).append(move)
     group = wins or ties or losses
     action = group[0] if rng is None else rng.choice(group)
-    return Decision(action, False, tuple(wins), tuple(ties), tuple(losses), payoffs,
-                    env.counter.count - before)
+    return Decision(action, False, tuple(wins), tuple(ties), tuple(losses), payoffs, env.counter.count - before)
 
 
 # The student API's names (DESIGN.md, the agents lab), for the chapter's agent and for the
 # same agent without pruning (the `speedup` check's baseline).
+
 
 def maximized_payoff_ttt(env, reward, done, alpha, beta):
     return payoff(env, reward, done, alpha, beta)
@@ -314,8 +337,7 @@ _EXACT_MEMO: dict = {}  # (class, state, turn) -> exact payoff; bounded by the g
 _EXACT_MEMO_LIMIT = 200_000
 
 
-def true_payoff(env: BoardEnv, reward: int | None = None, done: bool | None = None,
-                depth: int | None = None) -> int:
+def true_payoff(env: BoardEnv, reward: int | None = None, done: bool | None = None, depth: int | None = None) -> int:
     """The exact payoff (depth-limited when `depth` is a number) for the player to move in
     `env`, given the previous move's `reward` and `done` (default: `env.reward`,
     `env.done`), with the chapter's rules: won -1, tied 0, depth 0 a tie. Uncounted."""
@@ -405,8 +427,10 @@ def optimal_actions(env: BoardEnv, depth: int | None = None) -> frozenset[int]:
 
 # --- the bound specification -----------------------------------------------------------
 
-def window(env: BoardEnv, alpha: int | float | None, beta: int | float | None,
-           start: int = SENTINEL) -> tuple[float, float]:
+
+def window(
+    env: BoardEnv, alpha: int | float | None, beta: int | float | None, start: int = SENTINEL
+) -> tuple[float, float]:
     """`(lo, hi)` for the player to move: (own bound, -opponent's bound), `None` read as
     `start`."""
     alpha = start if alpha is None else alpha
@@ -451,8 +475,9 @@ def bound_requirement(true: int, lo: float, hi: float) -> BoundRequirement:
     return BoundRequirement("==", true)
 
 
-def check_bounds(env: BoardEnv, reward: int, done: bool, alpha, beta, result,
-                 depth: int | None = None) -> tuple[bool, BoundRequirement]:
+def check_bounds(
+    env: BoardEnv, reward: int, done: bool, alpha, beta, result, depth: int | None = None
+) -> tuple[bool, BoundRequirement]:
     """Whether `result`, returned for `payoff(env, reward, done, alpha, beta, depth)`,
     meets the specification, and the requirement it was held to."""
     requirement = bound_requirement(true_payoff(env, reward, done, depth), *window(env, alpha, beta))

@@ -119,14 +119,21 @@ def negamax_value(game: Game, state: Any, player: Any) -> SearchResult:
         if game.finished(state):
             return game.utility(state, player)
         opponent = game.other(player)
-        return max(-value(successor, opponent)
-                   for successor in recorder.next_states(state, player))
+        return max(-value(successor, opponent) for successor in recorder.next_states(state, player))
 
     return recorder.result(value(state, player))
 
 
-def alphabeta_value(game: Game, state: Any, player: Any, alpha: float = -1, beta: float = 1,
-                    *, fail: Fail = "soft", start: float | None = None) -> SearchResult:
+def alphabeta_value(
+    game: Game,
+    state: Any,
+    player: Any,
+    alpha: float = -1,
+    beta: float = 1,
+    *,
+    fail: Fail = "soft",
+    start: float | None = None,
+) -> SearchResult:
     """The course's alpha-beta: `value` counts the call and delegates to
     `alphaBeta`, which recurses through `value` with the window negated and
     swapped, and cuts off as soon as `val >= beta`.
@@ -183,8 +190,9 @@ def optimal_successors(game: Game, state: Any, player: Any) -> list:
     memo: dict = {}
     best = _solve(game, state, player, memo)
     opponent = game.other(player)
-    return [successor for successor in game.next_states(state, player)
-            if -_solve(game, successor, opponent, memo) == best]
+    return [
+        successor for successor in game.next_states(state, player) if -_solve(game, successor, opponent, memo) == best
+    ]
 
 
 def _solve(game: Game, state: Any, player: Any, memo: dict) -> int:
@@ -196,6 +204,5 @@ def _solve(game: Game, state: Any, player: Any, memo: dict) -> int:
             memo[key] = game.utility(state, player)
         else:
             opponent = game.other(player)
-            memo[key] = max(-_solve(game, successor, opponent, memo)
-                            for successor in game.next_states(state, player))
+            memo[key] = max(-_solve(game, successor, opponent, memo) for successor in game.next_states(state, player))
     return memo[key]

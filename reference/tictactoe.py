@@ -25,6 +25,7 @@ _CELL_OF_MARK = {mark: cell for cell, mark in _MARK_OF_CELL.items()}
 
 # --- notation ---------------------------------------------------------------
 
+
 def parse_board(text: str) -> np.ndarray:
     """The float board (like the students' `np.zeros((3, 3))`) written as `text`."""
     rows = text.split("/")
@@ -37,8 +38,7 @@ def parse_board(text: str) -> np.ndarray:
         for c, mark in enumerate(row):
             if mark not in _CELL_OF_MARK:
                 raise ValueError(
-                    f"board {text!r}: row {r + 1} ({row!r}) has {mark!r} at column {c + 1}; "
-                    "use 'x', 'o' or '.'"
+                    f"board {text!r}: row {r + 1} ({row!r}) has {mark!r} at column {c + 1}; use 'x', 'o' or '.'"
                 )
             board[r, c] = _CELL_OF_MARK[mark]
     return board
@@ -70,6 +70,7 @@ def draw_board(board) -> str:
 
 
 # --- the given helpers of the lab -------------------------------------------
+
 
 def get_next_turn(turn):
     """The player who moves after `turn` (1 'o' <-> -1 'x')."""
@@ -124,6 +125,7 @@ def game_over(matrix) -> tuple[bool, int]:
 
 
 # --- legality ---------------------------------------------------------------
+
 
 def is_legal(board) -> bool:
     """Whether `board` can arise in a game where either player may move first and play stops at a win.

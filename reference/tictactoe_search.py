@@ -66,8 +66,15 @@ def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, m
     for child in get_childs(board, active_turn):
         nodes_visited += 1
         _, utility, nodes_visited = _lab_search(
-            child, get_next_turn(active_turn), player, depth, alpha, beta, nodes_visited,
-            not maximizing, expanded,
+            child,
+            get_next_turn(active_turn),
+            player,
+            depth,
+            alpha,
+            beta,
+            nodes_visited,
+            not maximizing,
+            expanded,
         )
         if maximizing:
             if utility > best:
@@ -89,8 +96,15 @@ def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, m
 def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing) -> LabSearchResult:
     expanded: list[str] = []
     choice, points, nodes = _lab_search(
-        np.array(board, dtype=float), active_turn, player, depth, alpha, beta, nodes_visited,
-        maximizing, expanded,
+        np.array(board, dtype=float),
+        active_turn,
+        player,
+        depth,
+        alpha,
+        beta,
+        nodes_visited,
+        maximizing,
+        expanded,
     )
     return LabSearchResult(choice, points, nodes, expanded)
 
@@ -111,6 +125,7 @@ def lab_minimax(board, player) -> LabSearchResult:
 
 
 # --- true values ------------------------------------------------------------
+
 
 @cache
 def _value(notation: str, active_turn: int, player: int, depth: int) -> int:
@@ -151,6 +166,7 @@ def optimal_moves(board, player) -> set[str]:
 
 
 # --- random positions -------------------------------------------------------
+
 
 def random_position(rng: random.Random, min_empty=3, max_empty=8) -> tuple[np.ndarray, int]:
     """A legal, unfinished (board, player_to_move) reached by random play.

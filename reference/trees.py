@@ -130,9 +130,7 @@ def _read_graph(graph: Mapping) -> dict[str, tuple[str, ...]]:
 
 def _read_values(terminal_nodes: Mapping) -> dict[str, Number]:
     if not isinstance(terminal_nodes, Mapping):
-        raise TreeError(
-            f"terminal_nodes must map each leaf to its value, not be a {type(terminal_nodes).__name__}"
-        )
+        raise TreeError(f"terminal_nodes must map each leaf to its value, not be a {type(terminal_nodes).__name__}")
     return {_name(leaf, "a key of terminal_nodes"): _number(leaf, value) for leaf, value in terminal_nodes.items()}
 
 

@@ -80,8 +80,7 @@ def grader_files_untouched() -> Iterator[None]:
     before = grader_file_digests()
     yield
     after = grader_file_digests()
-    changed = sorted(p for p in set(before) | set(after)
-                     if before.get(p) != after.get(p) and "__pycache__" not in p)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p) and "__pycache__" not in p)
     assert changed == [], f"grader files changed while hostile submissions ran: {changed}"
     planted = [p for p in set(after) - set(before) if "__pycache__" in p and Path(p).read_bytes() == b"forged"]
     assert planted == []

@@ -1,5 +1,6 @@
 """Turning fixture `.py` submissions into notebooks the way students write them: one cell
 per top-level block, plus whatever extra cells a test wants (magics, input(), widgets)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,9 @@ def blocks(source: str) -> list[str]:
     return ["\n".join(c).strip("\n") for c in cells if any(x.strip() for x in c)]
 
 
-def notebook_from_py(py: Path, target: Path, before: list[str] = (), after: list[str] = (),
-                     kernel: dict | None = None) -> Path:
+def notebook_from_py(
+    py: Path, target: Path, before: list[str] = (), after: list[str] = (), kernel: dict | None = None
+) -> Path:
     """Write `target`: markdown/code cells from a percent-format file, else one code cell
     per block; `before`/`after` are extra code cells."""
     text = py.read_text()

@@ -2,6 +2,7 @@
 exports. The fast tests cover each piece (discovery, gradebook, pool, progress, feedback,
 summary); the slow ones run real batches of fixture submissions, kill them (SIGKILL,
 Ctrl-C) in the middle and resume them."""
+
 from __future__ import annotations
 
 import csv
@@ -66,20 +67,40 @@ def write_batch_spec(folder: Path) -> Path:
     spec = yaml.safe_load((FIXTURES / "specs" / "tree_tight_limits.yaml").read_text())
     spec["limits"] = {"case_seconds": 1, "cell_seconds": 2, "submission_seconds": 3, "memory_mb": 512}
     spec["checks"]["random"] = {"points": 1, "visibility": "hidden"}
-    spec["random"] = {"count": 3, "branching": [1, 3], "depth": [2, 4], "values": "int",
-                      "value_range": [-9, 9], "tie_rate": 0.3, "scale": 1000}
+    spec["random"] = {
+        "count": 3,
+        "branching": [1, 3],
+        "depth": [2, 4],
+        "values": "int",
+        "value_range": [-9, 9],
+        "tie_rate": 0.3,
+        "scale": 1000,
+    }
     path = folder / "batch_spec.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
 
 
-def abgrade_batch(folder: Path, out: Path, *extra: object, spec: Path | None = None, lab: str = "tree",
-                  popen: bool = False):
-    args = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", lab, "--out", str(out),
-            *(["--spec", str(spec)] if spec else []), *map(str, extra)]
+def abgrade_batch(
+    folder: Path, out: Path, *extra: object, spec: Path | None = None, lab: str = "tree", popen: bool = False
+):
+    args = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        str(folder),
+        "--lab",
+        lab,
+        "--out",
+        str(out),
+        *(["--spec", str(spec)] if spec else []),
+        *map(str, extra),
+    ]
     if popen:
-        return subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+        return subprocess.Popen(
+            args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
     return subprocess.run(args, cwd=PROJECT, capture_output=True, text=True, timeout=300)
 
 
@@ -133,12 +154,12 @@ def test_discovery_takes_files_and_folders_and_reports_the_rest(tmp_path):
     (tmp_path / "ann.py").write_text("x = 1\n")
     (tmp_path / "bob").mkdir()
     (tmp_path / "bob" / "lab.ipynb").write_text("{}")
-    (tmp_path / "bob" / "helpers.py").write_text("")                 # a notebook wins over helpers
+    (tmp_path / "bob" / "helpers.py").write_text("")  # a notebook wins over helpers
     (tmp_path / "bob" / ".ipynb_checkpoints").mkdir()
     (tmp_path / "bob" / ".ipynb_checkpoints" / "lab-checkpoint.ipynb").write_text("{}")
     (tmp_path / "cy").mkdir()
     (tmp_path / "cy" / "nested").mkdir()
-    (tmp_path / "cy" / "nested" / "lab.py").write_text("")           # one .py anywhere inside
+    (tmp_path / "cy" / "nested" / "lab.py").write_text("")  # one .py anywhere inside
     (tmp_path / "dee").mkdir()
     (tmp_path / "dee" / "a.ipynb").write_text("{}")
     (tmp_path / "dee" / "b.ipynb").write_text("{}")
@@ -149,13 +170,19 @@ def test_discovery_takes_files_and_folders_and_reports_the_rest(tmp_path):
     found = discover(tmp_path)
 
     assert [(s.student, s.shown) for s in found.submissions] == [
-        ("ann", "ann.py"), ("bob", "bob/lab.ipynb"), ("cy", "cy/nested/lab.py")]
+        ("ann", "ann.py"),
+        ("bob", "bob/lab.ipynb"),
+        ("cy", "cy/nested/lab.py"),
+    ]
     assert found.submissions[0].file_hash == file_hash(tmp_path / "ann.py")
     assert [(s.student, s.reason) for s in found.skipped] == [
         ("dee", "folder with 2 .ipynb files (a.ipynb, b.ipynb); leave exactly one"),
-        ("empty", "folder without a .py or .ipynb file")]
-    assert found.ignored == [".DS_Store: not a submission",
-                             "notes.txt: not a submission (expected .py or .ipynb, or a folder per student)"]
+        ("empty", "folder without a .py or .ipynb file"),
+    ]
+    assert found.ignored == [
+        ".DS_Store: not a submission",
+        "notes.txt: not a submission (expected .py or .ipynb, or a folder per student)",
+    ]
 
 
 def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_path):
@@ -168,7 +195,8 @@ def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_p
 
     assert {s.student: (s.shown, s.name) for s in found.submissions} == {
         "12345": ("smith_john_12345_lab.ipynb", "smith john"),
-        "34567": ("roe_rick_34567_assignsubmission_file_/tree.py", "roe rick")}
+        "34567": ("roe_rick_34567_assignsubmission_file_/tree.py", "roe rick"),
+    }
     assert any(p.startswith("notes_lab.py: name does not match --id-pattern") for p in found.problems)
     assert any("'23456' has 2 submissions" in p for p in found.problems)
     assert [s.student for s in found.skipped] == ["23456", "notes_lab"]  # each student keeps a row
@@ -177,14 +205,20 @@ def test_id_pattern_reads_lms_names_and_refuses_to_guess_between_two_files(tmp_p
 def test_lms_resubmissions_resolve_to_the_highest_submission_number(tmp_path):
     """Canvas: `<name>[_late]_<student id>_<submission id>_<file>`; a resubmission gets a
     higher submission id (and often `-1` in the file name)."""
-    for name in ("smith_john_10001_65001_lab-1.py", "smith_john_10001_65002_lab-1.py",
-                 "smith_john_late_10001_65003_lab-1.py", "smith_john_10001_65004_report.pdf",
-                 "doe_jane_10002_65010_lab.py", "README.txt"):
+    for name in (
+        "smith_john_10001_65001_lab-1.py",
+        "smith_john_10001_65002_lab-1.py",
+        "smith_john_late_10001_65003_lab-1.py",
+        "smith_john_10001_65004_report.pdf",
+        "doe_jane_10002_65010_lab.py",
+        "README.txt",
+    ):
         (tmp_path / name).write_text("")
     found = discover(tmp_path, compile_id_pattern(ID_PATTERN))
     assert [(s.student, s.name, s.shown) for s in found.submissions] == [
         ("10001", "smith john", "smith_john_late_10001_65003_lab-1.py"),
-        ("10002", "doe jane", "doe_jane_10002_65010_lab.py")]
+        ("10002", "doe jane", "doe_jane_10002_65010_lab.py"),
+    ]
     assert found.skipped == []
     assert sorted(found.ignored) == [
         "README.txt: not a submission (expected .py or .ipynb, or a folder per student)",
@@ -193,7 +227,8 @@ def test_lms_resubmissions_resolve_to_the_highest_submission_number(tmp_path):
         "smith_john_10001_65002_lab-1.py: an older submission of student '10001' "
         "(the latest is smith_john_late_10001_65003_lab-1.py)",
         "smith_john_10001_65004_report.pdf: not a submission (expected .py or .ipynb) "
-        "(another file of student '10001')"]
+        "(another file of student '10001')",
+    ]
 
 
 def test_symlinks_are_refused_and_never_read(tmp_path):
@@ -208,7 +243,10 @@ def test_symlinks_are_refused_and_never_read(tmp_path):
     found = discover(folder)
     assert found.submissions == []
     assert [(s.student, s.reason) for s in found.skipped] == [
-        ("eve", "symlink: refused"), ("linkdir", "symlink: refused"), ("mal", "symlink: refused (lab.py)")]
+        ("eve", "symlink: refused"),
+        ("linkdir", "symlink: refused"),
+        ("mal", "symlink: refused (lab.py)"),
+    ]
 
 
 def test_control_characters_in_file_names_are_made_visible(tmp_path):
@@ -260,15 +298,23 @@ def test_progress_redraws_one_line_on_a_terminal_and_writes_lines_elsewhere():
 
 # --- gradebook ----------------------------------------------------------------------
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                                      max_size=3), max_leaves=6)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 graded_tests = st.builds(
-    GradedTest, name=st.text(max_size=20), kind=st.sampled_from(CHECK_KINDS),
-    max_score=st.floats(min_value=0, max_value=100, allow_nan=False), passed=st.booleans(),
-    output=st.text(max_size=50), visibility=st.sampled_from(VISIBILITIES), case=st.none() | st.text(max_size=10),
+    GradedTest,
+    name=st.text(max_size=20),
+    kind=st.sampled_from(CHECK_KINDS),
+    max_score=st.floats(min_value=0, max_value=100, allow_nan=False),
+    passed=st.booleans(),
+    output=st.text(max_size=50),
+    visibility=st.sampled_from(VISIBILITIES),
+    case=st.none() | st.text(max_size=10),
     diagnoses=st.lists(st.text(max_size=10), max_size=3),
-    details=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3))
+    details=st.none() | st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+)
 
 
 def submission(tmp_path: Path, student: str = "ann", text: str = "x = 1\n") -> Submission:
@@ -320,7 +366,7 @@ def test_only_missing_changed_errored_or_stale_submissions_need_grading(tmp_path
     current = [ann, bob_edited, cy, dee, ipynb]
     assert [s.student for s in needs_grading(current, keys, tree_spec, SEED, False)] == ["zed", "bob", "cy", "dee"]
     assert len(needs_grading(current, keys, tree_spec, SEED + 1, False)) == 5  # another seed: other hidden cases
-    assert len(needs_grading([ann], keys, tree_spec, SEED, True)) == 1         # --regrade
+    assert len(needs_grading([ann], keys, tree_spec, SEED, True)) == 1  # --regrade
 
 
 # --- feedback, summary, exports -------------------------------------------------------
@@ -359,10 +405,12 @@ def test_feedback_of_an_ungraded_submission_blames_the_machine():
 def test_summary_bins_scores_and_counts_students_per_failing_check_and_diagnosis():
     assert [score_bin(s, 20) for s in (0, 1.9, 2, 14, 19.99, 20)] == [0, 0, 1, 7, 9, 10]
     assert BIN_LABELS[score_bin(5, 0)] == "100%"
-    grades = [stored("ann", [FAILED_VISIBLE, GradedTest("load", "load", 2, True)]),
-              stored("bob", [FAILED_VISIBLE, FAILED_HIDDEN]),
-              stored("cy", [GradedTest("load", "load", 2, True)]),
-              StoredGrade("dee", "dee.py", "error", 1, SEED, 1.0, "now", None, "the grader process died")]
+    grades = [
+        stored("ann", [FAILED_VISIBLE, GradedTest("load", "load", 2, True)]),
+        stored("bob", [FAILED_VISIBLE, FAILED_HIDDEN]),
+        stored("cy", [GradedTest("load", "load", 2, True)]),
+        StoredGrade("dee", "dee.py", "error", 1, SEED, 1.0, "now", None, "the grader process died"),
+    ]
     summary = summarize("tree", grades)
     assert summary.scores == [(2, 4), (0, 3), (2, 2)]
     assert dict(summary.histogram)["50-59%"] == 1 and dict(summary.histogram)["100%"] == 1
@@ -372,17 +420,30 @@ def test_summary_bins_scores_and_counts_students_per_failing_check_and_diagnosis
 
 
 def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
-    grades = [stored("ann/<1>", [FAILED_VISIBLE, GradedTest("load", "load", 1, True)]),
-              StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "the grader process died")]
+    grades = [
+        stored("ann/<1>", [FAILED_VISIBLE, GradedTest("load", "load", 1, True)]),
+        StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "the grader process died"),
+    ]
     summary = summarize("tree", grades)
     write_exports(grades, summary, {"strict_cutoff": "cut at >="}, tmp_path, show_hidden=False)
 
     ann = feedback_names(["ann/<1>"])["ann/<1>"]
     with (tmp_path / "grades.csv").open() as handle:
         table = list(csv.DictReader(handle))
-    assert table[0] == {"student": "ann/<1>", "name": "", "file": "ann/<1>.py", "status": "graded", "score": "1",
-                        "max_score": "3", "load": "1", "load_max": "1", "pruned": "0", "pruned_max": "2",
-                        "feedback": f"feedback/{ann}", "reason": ""}
+    assert table[0] == {
+        "student": "ann/<1>",
+        "name": "",
+        "file": "ann/<1>.py",
+        "status": "graded",
+        "score": "1",
+        "max_score": "3",
+        "load": "1",
+        "load_max": "1",
+        "pruned": "0",
+        "pruned_max": "2",
+        "feedback": f"feedback/{ann}",
+        "reason": "",
+    }
     assert (table[1]["status"], table[1]["score"], table[1]["reason"]) == ("error", "", "the grader process died")
     # an HTML report for each graded student; the ungraded one gets the Markdown note only
     assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == [ann[:-3] + ".html", ann, "bob.md"]
@@ -408,32 +469,53 @@ def test_feedback_names_are_safe_distinct_short_and_stable():
 
 def test_grades_csv_has_a_row_per_student_and_neutralises_formulas(tmp_path):
     formula_test = GradedTest("seed: value", "value", 2, False)
-    grades = [stored("=HYPERLINK(\"http://x\")", [formula_test, GradedTest("load", "load", 1, True)]),
-              StoredGrade("@SUM(A1)", "@SUM(A1).ipynb", "error", 1, SEED, 1.0, "now", None, "-1+1 kernel", True),
-              StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "grading this file failed: X", False)]
+    grades = [
+        stored('=HYPERLINK("http://x")', [formula_test, GradedTest("load", "load", 1, True)]),
+        StoredGrade("@SUM(A1)", "@SUM(A1).ipynb", "error", 1, SEED, 1.0, "now", None, "-1+1 kernel", True),
+        StoredGrade("bob", "bob.py", "error", 1, SEED, 1.0, "now", None, "grading this file failed: X", False),
+    ]
     skipped = [Skipped("10003", "roe_10003_65001_lab.py, roe_10003_lab.py", "+two submissions", "\troe rick")]
     write_grades_csv(grades, tmp_path / "grades.csv", {"bob": "smith bob"}, skipped)
     with (tmp_path / "grades.csv").open(newline="") as handle:
         table = list(csv.reader(handle))
     header = table[0]
-    assert header == ["student", "name", "file", "status", "score", "max_score", "load", "load_max",
-                      "value", "value_max", "feedback", "reason"]
+    assert header == [
+        "student",
+        "name",
+        "file",
+        "status",
+        "score",
+        "max_score",
+        "load",
+        "load_max",
+        "value",
+        "value_max",
+        "feedback",
+        "reason",
+    ]
     by_student = {row[0]: dict(zip(header, row)) for row in table[1:]}
-    assert set(by_student) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)", "bob", "10003"}
-    graded = by_student["'=HYPERLINK(\"http://x\")"]
+    assert set(by_student) == {'\'=HYPERLINK("http://x")', "'@SUM(A1)", "bob", "10003"}
+    graded = by_student['\'=HYPERLINK("http://x")']
     assert (graded["status"], graded["score"], graded["max_score"], graded["value"]) == ("graded", "1", "3", "0")
-    assert graded["file"] == "'=HYPERLINK(\"http://x\").py"
+    assert graded["file"] == '\'=HYPERLINK("http://x").py'
     machine = by_student["'@SUM(A1)"]
     assert (machine["status"], machine["score"], machine["reason"]) == ("error", "", "'-1+1 kernel")
     assert (by_student["bob"]["name"], by_student["bob"]["feedback"]) == ("smith bob", "feedback/bob.md")
-    assert by_student["10003"] == {**by_student["10003"], "status": "skipped", "name": "'\troe rick",
-                                   "reason": "'+two submissions", "feedback": "", "score": ""}
+    assert by_student["10003"] == {
+        **by_student["10003"],
+        "status": "skipped",
+        "name": "'\troe rick",
+        "reason": "'+two submissions",
+        "feedback": "",
+        "score": "",
+    }
 
 
 def test_feedback_markdown_escapes_every_student_string():
     evil = "<img src=x onerror=alert(1)> *bold* [link](http://e.vil) # h\n# forged"
-    grade = StoredGrade(evil, f"{evil}.py", "graded", 1, SEED, 0.5, "now",
-                        report_of([GradedTest("load", "load", 1, True)]))
+    grade = StoredGrade(
+        evil, f"{evil}.py", "graded", 1, SEED, 0.5, "now", report_of([GradedTest("load", "load", 1, True)])
+    )
     text = feedback_markdown(grade, "tree")
     heading = text.splitlines()[0]
     assert heading.startswith("# abgrade feedback: &lt;img src=x onerror=alert\\(1\\)&gt; \\*bold\\* ")
@@ -442,8 +524,18 @@ def test_feedback_markdown_escapes_every_student_string():
 
 
 def test_feedback_of_a_submission_the_grader_failed_on_gives_the_reason():
-    grade = StoredGrade("ann", "ann.ipynb", "error", 1, SEED, 9.0, "now", None,
-                        "grading this file failed: RecursionError: too deep", machine=False)
+    grade = StoredGrade(
+        "ann",
+        "ann.ipynb",
+        "error",
+        1,
+        SEED,
+        9.0,
+        "now",
+        None,
+        "grading this file failed: RecursionError: too deep",
+        machine=False,
+    )
     text = feedback_markdown(grade, "tree")
     assert "grading machine" not in text and "RecursionError: too deep" in text
 
@@ -452,8 +544,9 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
     path = tmp_path / "gradebook.sqlite"
     book = Gradebook(path)
     run = book.start_run(tree_spec, SEED, 1, tmp_path)
-    book.record_report(run, tree_spec, SEED, submission(tmp_path), report_of([GradedTest("load", "load", 1, True)]),
-                       1.0)
+    book.record_report(
+        run, tree_spec, SEED, submission(tmp_path), report_of([GradedTest("load", "load", 1, True)]), 1.0
+    )
     book.close()
     with closing(sqlite3.connect(path)) as db:  # make it what schema 1 wrote
         db.executescript("""
@@ -481,10 +574,16 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
 def test_resume_advice_after_an_interrupted_regrade_keeps_the_seed(tmp_path):
     plain = BatchOptions(tmp_path, tmp_path / "out", 2, command=("abgrade", "batch", "subs", "--lab", "tree"))
     assert resume_advice(plain, 77) == "the same command grades the rest"
-    regrade = BatchOptions(tmp_path, tmp_path / "out", 2, regrade=True,
-                           command=("abgrade", "batch", "my subs", "--lab", "tree", "--regrade"))
-    assert resume_advice(regrade, 77) == ("to grade the rest with the same seed, run: "
-                                          "abgrade batch 'my subs' --lab tree --seed 77")
+    regrade = BatchOptions(
+        tmp_path,
+        tmp_path / "out",
+        2,
+        regrade=True,
+        command=("abgrade", "batch", "my subs", "--lab", "tree", "--regrade"),
+    )
+    assert resume_advice(regrade, 77) == (
+        "to grade the rest with the same seed, run: abgrade batch 'my subs' --lab tree --seed 77"
+    )
 
 
 @dataclass
@@ -529,15 +628,18 @@ def test_stale_run_folders_of_dead_runs_are_swept(tmp_path, monkeypatch):
 
 
 def test_a_second_run_refuses_while_the_lock_is_held(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(tmp_path / "out")], stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "out")], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline() == "locked\n"
         with pytest.raises(GradebookBusy) as refused, gradebook_lock(tmp_path / "out", wait=0.3):
             pass
-        assert str(refused.value) == (f"{tmp_path / 'out' / 'gradebook.lock'}: another abgrade batch (pid "
-                                      f"{holder.pid}) is grading into this folder; wait until it ends (or stop "
-                                      "it), then run again")
+        assert str(refused.value) == (
+            f"{tmp_path / 'out' / 'gradebook.lock'}: another abgrade batch (pid "
+            f"{holder.pid}) is grading into this folder; wait until it ends (or stop "
+            "it), then run again"
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -589,8 +691,13 @@ def test_pool_survives_workers_that_die_raise_or_hang(tmp_path):
     names = ["ok-1", "die-once", "raise-once", "die", "hang", "ok-2"]
     results: dict[str, JobResult] = {}
     started = time.monotonic()
-    run_jobs([Job(n, tmp_path / n) for n in names], ScriptedTask(tmp_path), workers=2, deadline=5.0,
-             on_result=lambda r: results.setdefault(r.job.key, r))
+    run_jobs(
+        [Job(n, tmp_path / n) for n in names],
+        ScriptedTask(tmp_path),
+        workers=2,
+        deadline=5.0,
+        on_result=lambda r: results.setdefault(r.job.key, r),
+    )
     assert time.monotonic() - started < 30
     assert set(results) == set(names)
     for name in ("ok-1", "ok-2", "die-once", "raise-once"):
@@ -618,17 +725,30 @@ def test_pool_starts_workers_from_a_fork_server_when_this_process_has_threads(tm
 
 NOTEBOOK_TWINS = {"12345": "correct_seed_style", "12346": "bug_strict_cutoff", "23456": "hostile_error_after_def"}
 TIMING_DEPENDENT = {"hostile_tie_loop"}  # how many of its tied cases hang before the budget runs out varies
-SANDBOX_HOSTILE = ("kills_parent", "sleeping_children", "endless_thread", "os_exit_at_import", "sys_exit_in_call",
-                   "ignores_sigterm", "memory_hog")  # from tests/fixtures/hostile
-BROKEN = {"hostile_import_loop", "hostile_exit_at_import", "os_exit_at_import", "sys_exit_in_call", "ignores_sigterm",
-          "memory_hog"}
+SANDBOX_HOSTILE = (
+    "kills_parent",
+    "sleeping_children",
+    "endless_thread",
+    "os_exit_at_import",
+    "sys_exit_in_call",
+    "ignores_sigterm",
+    "memory_hog",
+)  # from tests/fixtures/hostile
+BROKEN = {
+    "hostile_import_loop",
+    "hostile_exit_at_import",
+    "os_exit_at_import",
+    "sys_exit_in_call",
+    "ignores_sigterm",
+    "memory_hog",
+}
 
 
 @dataclass
 class ClassFolder:
     folder: Path
     spec: Path
-    fixture_of: dict[str, str]   # student id -> fixture name
+    fixture_of: dict[str, str]  # student id -> fixture name
 
 
 @pytest.fixture(scope="module")
@@ -660,8 +780,9 @@ def tree_class(tmp_path_factory) -> ClassFolder:
 @pytest.fixture(scope="module")
 def uninterrupted(tree_class, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp("uninterrupted")
-    run = abgrade_batch(tree_class.folder, out, "--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN,
-                        spec=tree_class.spec)
+    run = abgrade_batch(
+        tree_class.folder, out, "--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN, spec=tree_class.spec
+    )
     return out, run
 
 
@@ -686,7 +807,8 @@ def test_class_batch_grades_every_student_once_in_two_workers(tree_class, uninte
     for student, fixture in NOTEBOOK_TWINS.items():  # a notebook grades like its .py twin
         assert graded[student] == graded[twins[fixture]], fixture
     assert rows(out, "SELECT file FROM submissions WHERE student = '23456'") == [
-        ("doe_jane_23456_assignsubmission_file_/lab.ipynb",)]
+        ("doe_jane_23456_assignsubmission_file_/lab.ipynb",)
+    ]
     assert rows(out, "SELECT jobs, seed, status FROM runs") == [(2, SEED, "complete")]
     assert_consistent(out, stored_test_counts(out))
 
@@ -740,8 +862,18 @@ def test_sigkill_in_the_middle_then_resume_grades_only_the_missing(tree_class, u
 def test_ctrl_c_leaves_a_consistent_gradebook(tree_class, uninterrupted, tmp_path):
     reference, _ = uninterrupted
     out = tmp_path / "out"
-    batch = abgrade_batch(tree_class.folder, out, "--jobs", 2, "--seed", SEED, "--id-pattern", ID_PATTERN,
-                          spec=tree_class.spec, popen=True)
+    batch = abgrade_batch(
+        tree_class.folder,
+        out,
+        "--jobs",
+        2,
+        "--seed",
+        SEED,
+        "--id-pattern",
+        ID_PATTERN,
+        spec=tree_class.spec,
+        popen=True,
+    )
     wait_for_rows(out, 4, batch)
     os.killpg(batch.pid, signal.SIGINT)  # what a terminal sends the whole foreground group
     _, stderr = batch.communicate(timeout=60)
@@ -887,12 +1019,18 @@ def test_negamax_batch(tmp_path):
 def test_cli_refuses_bad_arguments_with_exit_code_2(tmp_path):
     (tmp_path / "a.py").write_text("")
     for args in ([tmp_path / "missing"], [tmp_path, "--id-pattern", r"(\d+)"], [tmp_path, "--jobs", 0]):
-        run = subprocess.run([sys.executable, "-m", "grader", "batch", *map(str, args), "--lab", "tree"],
-                             cwd=PROJECT, capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            [sys.executable, "-m", "grader", "batch", *map(str, args), "--lab", "tree"],
+            cwd=PROJECT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert run.returncode == 2 and run.stderr.startswith("abgrade: "), run.stderr
 
 
 # --- real class folders: names, hygiene, locks, failures (slow) -------------------------
+
 
 def read_csv(path: Path) -> dict[str, dict[str, str]]:
     with path.open(newline="") as handle:
@@ -935,8 +1073,11 @@ def test_odd_ids_get_their_own_feedback_and_junk_and_symlinks_are_handled(tmp_pa
     assert "  skipped eve.py: symlink: refused" in second.stderr
     row = read_csv(out / "grades.csv")["eve"]
     assert (row["status"], row["reason"], row["score"]) == ("skipped", "symlink: refused", "")
-    outputs = second.stdout + second.stderr + "".join(
-        p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file())
+    outputs = (
+        second.stdout
+        + second.stderr
+        + "".join(p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*") if p.is_file())
+    )
     assert "TOPSECRET" not in outputs
 
 
@@ -953,8 +1094,10 @@ def test_one_batch_at_a_time_and_a_killed_run_is_marked_and_swept(small_class, t
 
     second = abgrade_batch(small_class, out, spec=spec)
     assert second.returncode == 2
-    assert second.stderr == (f"abgrade: {out / 'gradebook.lock'}: another abgrade batch (pid {first.pid}) is "
-                             "grading into this folder; wait until it ends (or stop it), then run again\n")
+    assert second.stderr == (
+        f"abgrade: {out / 'gradebook.lock'}: another abgrade batch (pid {first.pid}) is "
+        "grading into this folder; wait until it ends (or stop it), then run again\n"
+    )
 
     os.killpg(first.pid, signal.SIGKILL)
     first.communicate(timeout=30)
@@ -998,12 +1141,17 @@ def test_a_failure_on_one_file_is_that_files_result_not_a_machine_problem(tmp_pa
     result = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
     assert time.monotonic() - started < spec.limits.submission_seconds + 15  # the loop costs its own budget only
     assert result.summary.errors == []  # nothing here is the machine's fault
-    assert ("crash", "grading this file failed: RecursionError: maximum recursion depth exceeded while decoding "
-                     "a JSON array") in result.summary.failed
+    assert (
+        "crash",
+        "grading this file failed: RecursionError: maximum recursion depth exceeded while decoding a JSON array",
+    ) in result.summary.failed
     # the deep notebook is a load failure once the notebook reader says so; until then, this file's own error
     assert {s for s, _ in result.summary.failed} <= {"crash", "deep"}
-    assert {s for s, in rows(options.out, "SELECT student FROM submissions WHERE status = 'graded'")} == {
-        "ann", "loop", "deep"} - {s for s, _ in result.summary.failed}
+    assert {s for (s,) in rows(options.out, "SELECT student FROM submissions WHERE status = 'graded'")} == {
+        "ann",
+        "loop",
+        "deep",
+    } - {s for s, _ in result.summary.failed}
     assert "grading machine" not in (options.out / "feedback" / "crash.md").read_text()
     assert read_csv(options.out / "grades.csv")["crash"]["status"] == "error"
     assert list(private_tmp.iterdir()) == []  # no attempt leaked a folder
@@ -1027,8 +1175,9 @@ def test_the_advice_after_ctrl_c_of_a_regrade_grades_the_rest_with_the_same_seed
     assert command[:2] == ["abgrade", "batch"] and "--regrade" not in command and command[-2:] == ["--seed", str(seed)]
     kept = len(scores(out))
 
-    rest = subprocess.run([sys.executable, "-m", "grader", *command[1:]], cwd=PROJECT, capture_output=True,
-                          text=True, timeout=300)
+    rest = subprocess.run(
+        [sys.executable, "-m", "grader", *command[1:]], cwd=PROJECT, capture_output=True, text=True, timeout=300
+    )
     assert rest.returncode == 0, rest.stderr
     assert f"{len(tree_class.fixture_of) - kept} to grade" in rest.stderr
     assert rows(out, "SELECT DISTINCT seed FROM submissions") == [(seed,)]
@@ -1040,8 +1189,9 @@ def test_feedback_names_failing_notebook_cells_even_at_full_marks(tmp_path: Path
     feedback (kept in the gradebook, so a resumed run exports it too) says which cell failed."""
     folder, out = tmp_path / "class", tmp_path / "out"
     folder.mkdir()
-    notebook_from_py(FIXTURES / "tree" / "correct_seed_style.py", folder / "ada.ipynb",
-                     before=["import a_module_nobody_has"])
+    notebook_from_py(
+        FIXTURES / "tree" / "correct_seed_style.py", folder / "ada.ipynb", before=["import a_module_nobody_has"]
+    )
     done = abgrade_batch(folder, out, spec=FIXTURES / "specs" / "tree_minimal.yaml")
     assert done.returncode == 0, done.stdout + done.stderr
     feedback = (out / "feedback" / "ada.md").read_text()
@@ -1055,14 +1205,14 @@ def test_picture_shows_the_diagnoses_with_their_hints_and_skips_tests_that_never
     """summary.svg draws the likely causes (README: "most frequent failing checks and
     diagnoses"), and a student whose code never loaded adds to `load` only."""
     buggy = GradedTest("seed: pruned", "pruned", 1, False, diagnoses=["strict_cutoff"])
-    broken = [GradedTest("load", "load", 1, False),
-              GradedTest("seed: value", "value", 1, False, not_run=True)]
+    broken = [GradedTest("load", "load", 1, False), GradedTest("seed: value", "value", 1, False, not_run=True)]
     summary = summarize("tree", [stored("ann", [buggy]), stored("bob", [buggy]), stored("cy", broken)])
     assert summary.failing_checks == [("seed: pruned", 2), ("load", 1)]
     svg = ElementTree.fromstring(class_picture(summary, {"strict_cutoff": "cuts off only when alpha > beta"}))
     causes = [r for r in svg.iter("{http://www.w3.org/2000/svg}rect") if r.get("fill") == "#8064a2"]
     assert len(causes) == 1
     assert causes[0].find("{http://www.w3.org/2000/svg}title").text == (
-        "strict_cutoff: 2 students. cuts off only when alpha > beta")
+        "strict_cutoff: 2 students. cuts off only when alpha > beta"
+    )
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "Likely causes: classic bugs diagnosed (students)" in texts and "strict_cutoff" in texts

@@ -2,6 +2,7 @@
 bytes, nests JSON without end or sends garbage ends that worker with a timeout or
 protocol failure, in bounded time, and never hangs or crashes the grader. Peers are real
 processes; the last tests grade hostile fixture submissions end to end."""
+
 from __future__ import annotations
 
 import subprocess
@@ -33,11 +34,14 @@ class Peer:
     its stdout, and runs `code` (Python)."""
 
     def __init__(self, code: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE)
+        self.process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.kills = 0
-        self.channel = FramedChannel(self.process.stdout.fileno(), self.process.stdin.fileno(),
-                                     self.kill, lambda when: WorkerFailure("died", f"peer died {when}"))
+        self.channel = FramedChannel(
+            self.process.stdout.fileno(),
+            self.process.stdin.fileno(),
+            self.kill,
+            lambda when: WorkerFailure("died", f"peer died {when}"),
+        )
 
     def kill(self) -> None:
         self.kills += 1
@@ -95,11 +99,14 @@ def test_deeply_nested_json_is_a_protocol_failure(peer):
     assert f"nests deeper than {MAX_JSON_DEPTH} levels" in reply.message and p.kills == 1
 
 
-@pytest.mark.parametrize(("line", "why"), [
-    (b"not json", "was not JSON"),
-    (b"[1, 2]", "was not a JSON object"),
-    (b"\xff\xfe{}", "was not JSON"),
-])
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"not json", "was not JSON"),
+        (b"[1, 2]", "was not a JSON object"),
+        (b"\xff\xfe{}", "was not JSON"),
+    ],
+)
 def test_garbage_is_a_protocol_failure(peer, line, why):
     p = peer(f"import os, time\nos.write(1, {line!r} + b'\\n')\ntime.sleep(60)")
     reply = p.channel.receive(timeout=10)
@@ -107,8 +114,9 @@ def test_garbage_is_a_protocol_failure(peer, line, why):
 
 
 def test_messages_split_and_joined_arrive_one_by_one(peer):
-    code = ("import os, time\nos.write(1, b'{\"a\": 1}\\n{\"b\"')\ntime.sleep(0.3)\n"
-            "os.write(1, b': 2}\\n')\ntime.sleep(60)")
+    code = (
+        "import os, time\nos.write(1, b'{\"a\": 1}\\n{\"b\"')\ntime.sleep(0.3)\nos.write(1, b': 2}\\n')\ntime.sleep(60)"
+    )
     p = peer(code)
     assert p.channel.receive(timeout=5) == {"a": 1}
     assert p.channel.receive(timeout=5) == {"b": 2}
@@ -119,7 +127,7 @@ def test_messages_split_and_joined_arrive_one_by_one(peer):
 def test_an_echo_peer_answers_requests(peer):
     p = peer("import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()")
     for n in range(3):
-        message = {"id": n, "text": "é\"[{" * 50_000}
+        message = {"id": n, "text": 'é"[{' * 50_000}
         assert p.channel.request(message, timeout=5) == message
 
 
@@ -168,10 +176,13 @@ def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     assert report.score < report.max_score
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("deep_json_reply.py", f"nests deeper than {MAX_JSON_DEPTH} levels"),
-    ("endless_reply.py", f"longer than {MAX_LINE_BYTES // 2**20} MiB"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("deep_json_reply.py", f"nests deeper than {MAX_JSON_DEPTH} levels"),
+        ("endless_reply.py", f"longer than {MAX_LINE_BYTES // 2**20} MiB"),
+    ],
+)
 def test_garbage_on_the_channel_fails_the_submissions_own_tests(tmp_path, name, message):
     report, seconds = _grade(name, tmp_path)
     assert seconds < 30

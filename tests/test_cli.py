@@ -1,5 +1,6 @@
 """The `abgrade` command as users run it (`python -m grader ...` in a subprocess): bad
 submissions, exit codes, Gradescope's results.json, `demo`, `specs verify` and `exercise`."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,13 @@ TEST_FIELDS = {"name", "score", "max_score", "status", "output", "visibility", "
 
 
 def abgrade(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd or PROJECT_DIR, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or PROJECT_DIR,
+        timeout=120,
+    )
 
 
 def no_traceback(run: subprocess.CompletedProcess) -> None:
@@ -38,8 +44,10 @@ def line_of(path: Path, text: str) -> int:
 
 def strict_json(path: Path) -> dict:
     """results.json, refusing NaN and Infinity (which Gradescope's parser rejects)."""
+
     def refuse(constant: str) -> None:
         raise ValueError(f"{constant} in results.json")
+
     return json.loads(path.read_text(), parse_constant=refuse)
 
 
@@ -58,9 +66,13 @@ BAD_SUBMISSIONS = [
     pytest.param("garbage.py", GARBAGE, "garbage.py", id="binary"),
     pytest.param("syntax.py", SYNTAX_ERROR, "syntax.py:3: SyntaxError", id="syntax"),
     pytest.param("load_no_alphabeta.py", FIXTURE, "load_no_alphabeta.py: no `alphabeta` is defined", id="no-alphabeta"),
-    pytest.param("load_wrong_signature.py", FIXTURE,
-                 f"load_wrong_signature.py:{_wrong_signature_line()}: alphabeta(node, alpha) cannot be called as "
-                 "alphabeta(node, alpha, beta, max_player)", id="signature"),
+    pytest.param(
+        "load_wrong_signature.py",
+        FIXTURE,
+        f"load_wrong_signature.py:{_wrong_signature_line()}: alphabeta(node, alpha) cannot be called as "
+        "alphabeta(node, alpha, beta, max_player)",
+        id="signature",
+    ),
 ]
 
 
@@ -93,11 +105,15 @@ def test_bad_submission_fails_load_with_a_one_line_reason(tmp_path, name, conten
     assert all(t["status"] == "failed" for t in results["tests"])
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("missing.py", "no such file; give the path of your .py or .ipynb"),
-    ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
-    ("notes.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
-], ids=["missing", "folder", "txt"])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("missing.py", "no such file; give the path of your .py or .ipynb"),
+        ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
+        ("notes.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
+    ],
+    ids=["missing", "folder", "txt"],
+)
 def test_a_submission_path_that_is_not_a_submission_is_a_usage_error(tmp_path, name, reason):
     (tmp_path / "labs").mkdir()
     (tmp_path / "notes.txt").write_text("def alphabeta(node, alpha, beta, max_player):\n    return 0\n")
@@ -121,6 +137,7 @@ def test_binary_file_reason_has_no_bogus_line(tmp_path):
 
 # --- usage and spec errors: exit 2 -------------------------------------------------------------
 
+
 def test_unknown_lab_exits_2_naming_the_known_labs():
     run = abgrade("grade", TREE_SUBMISSIONS / "correct_negamax.py", "--lab", "nosuchlab")
     assert run.returncode == 2
@@ -129,10 +146,13 @@ def test_unknown_lab_exits_2_naming_the_known_labs():
     assert len(run.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("spec", "field"), [
-    ("unknown_check_kind.yaml", "checks.speed"),     # caught by the spec loader
-    ("tree_with_cycle.yaml", "cases[1].graph"),      # caught when the lab reads its cases
-])
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ("unknown_check_kind.yaml", "checks.speed"),  # caught by the spec loader
+        ("tree_with_cycle.yaml", "cases[1].graph"),  # caught when the lab reads its cases
+    ],
+)
 def test_broken_spec_exits_2_with_file_line_and_field(spec, field):
     path = SPEC_FIXTURES / spec
     run = abgrade("grade", TREE_SUBMISSIONS / "correct_negamax.py", "--lab", "tree", "--spec", path)
@@ -141,8 +161,11 @@ def test_broken_spec_exits_2_with_file_line_and_field(spec, field):
     assert f"{path}:{line_of(path, 'SpecError here')}: {field}: " in run.stderr
 
 
-@pytest.mark.parametrize("args", [(), ("grade", "x.py"), ("exercise", "nosuchlab", "-o", "x.py")],
-                         ids=["no-command", "no-lab", "unknown-exercise"])
+@pytest.mark.parametrize(
+    "args",
+    [(), ("grade", "x.py"), ("exercise", "nosuchlab", "-o", "x.py")],
+    ids=["no-command", "no-lab", "unknown-exercise"],
+)
 def test_usage_errors_exit_2(tmp_path, args):
     run = abgrade(*args, cwd=tmp_path)
     assert run.returncode == 2
@@ -150,6 +173,7 @@ def test_usage_errors_exit_2(tmp_path, args):
 
 
 # --- results.json and exit codes ----------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def strict_cutoff_run(tmp_path_factory):
@@ -199,14 +223,16 @@ def test_only_hidden_failures_exit_0(tmp_path):
     hidden = tmp_path / "tree_hidden_bounds.yaml"
     hidden.write_text(text.replace("bounds: {points: 1}", "bounds: {points: 1, visibility: hidden}"))
     out = tmp_path / "results.json"
-    run = abgrade("grade", TREE_SUBMISSIONS / "bug_bounds_midpoint.py", "--lab", "tree", "--spec", hidden,
-                  "--json", out)
+    run = abgrade(
+        "grade", TREE_SUBMISSIONS / "bug_bounds_midpoint.py", "--lab", "tree", "--spec", hidden, "--json", out
+    )
     assert run.returncode == 0, run.stdout
     failed = [t for t in strict_json(out)["tests"] if t["status"] == "failed"]
     assert failed and all(t["visibility"] == "hidden" and t["tags"][0] == "bounds" for t in failed)
 
 
 # --- demo, specs verify, exercise ---------------------------------------------------------------
+
 
 def test_demo_exits_0():
     run = abgrade("demo")
@@ -220,10 +246,13 @@ def test_specs_verify_exits_0():
     assert "specs/tree.yaml: ok" in run.stdout
 
 
-@pytest.mark.parametrize(("stored", "altered", "field"), [
-    ("{value: 4, nodes: 27,", "{value: 5, nodes: 27,", "cases[0].expect.value"),
-    ("pruned: [d4, e7, e8, e14]}", "pruned: [d4, e7, e8]}", "cases[0].expect.pruned"),
-])
+@pytest.mark.parametrize(
+    ("stored", "altered", "field"),
+    [
+        ("{value: 4, nodes: 27,", "{value: 5, nodes: 27,", "cases[0].expect.value"),
+        ("pruned: [d4, e7, e8, e14]}", "pruned: [d4, e7, e8]}", "cases[0].expect.pruned"),
+    ],
+)
 def test_specs_verify_catches_an_altered_expectation(tmp_path, stored, altered, field):
     text = spec_path("tree").read_text()
     assert text.count(stored) == 1
@@ -263,7 +292,7 @@ def test_skeleton_loads_and_fails_everything_else_with_not_implemented(grade, sk
     report = grade(skeleton)
     load = next(t for t in report.tests if t.kind == "load")
     assert load.passed, load.output
-    assert "NotImplementedError" in load.output   # the demo line at its bottom calls alphabeta
+    assert "NotImplementedError" in load.output  # the demo line at its bottom calls alphabeta
     judged = [t for t in report.tests if t.kind not in ("load", "limits")]
     assert judged and not any(t.passed for t in judged)
     assert all("NotImplementedError" in t.output for t in judged)
@@ -302,8 +331,10 @@ def test_a_kernel_that_cannot_start_says_why(monkeypatch, capsys, tmp_path) -> N
 
     monkeypatch.setattr(isolation.Isolation, "wrap", broken)
     notebook = tmp_path / "lab.ipynb"
-    notebook.write_text('{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [], '
-                        '"execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    notebook.write_text(
+        '{"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [], '
+        '"execution_count": null}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
     code = main(["grade", str(notebook), "--lab", "tree"])
     err = capsys.readouterr().err
     assert code == 3 and len(err.splitlines()) == 1

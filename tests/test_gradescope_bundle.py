@@ -3,6 +3,7 @@ results.json (never a crash), the bundle's settings and spec, packaging (every p
 the specs in the wheel), and the whole bundle as Gradescope runs it: setup.sh installs the
 built wheel into a fresh venv, run_autograder grades a correct and a buggy submission in a
 fake /autograder folder."""
+
 from __future__ import annotations
 
 import json
@@ -66,9 +67,16 @@ def autograder_folder(root: Path, files: dict[str, str], settings: dict | None =
 
 # --- finding the submission ------------------------------------------------------------------
 
+
 def test_the_one_python_file_is_found_in_any_subfolder(tmp_path: Path) -> None:
-    for name in ("lab/tree.ipynb", "README.md", ".ipynb_checkpoints/tree-checkpoint.ipynb",
-                 "__MACOSX/lab/._tree.ipynb", "lab/__pycache__/x.py", ".hidden.py"):
+    for name in (
+        "lab/tree.ipynb",
+        "README.md",
+        ".ipynb_checkpoints/tree-checkpoint.ipynb",
+        "__MACOSX/lab/._tree.ipynb",
+        "lab/__pycache__/x.py",
+        ".hidden.py",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
     assert find_submission(tmp_path) == tmp_path / "lab" / "tree.ipynb"
@@ -84,10 +92,14 @@ def test_none_or_several_files_say_what_was_found(tmp_path: Path) -> None:
         find_submission(tmp_path)
 
 
-@pytest.mark.parametrize("files, message", [
-    ({}, "your submission holds no .py or .ipynb file"),
-    ({"a.py": "", "sub/b.py": ""}, "your submission holds 2 Python files (a.py, sub/b.py)"),
-], ids=["none", "several"])
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({}, "your submission holds no .py or .ipynb file"),
+        ({"a.py": "", "sub/b.py": ""}, "your submission holds 2 Python files (a.py, sub/b.py)"),
+    ],
+    ids=["none", "several"],
+)
 def test_no_single_file_is_a_load_failure_out_of_the_full_score(tmp_path: Path, files: dict, message: str) -> None:
     root = autograder_folder(tmp_path / "autograder", files)
     results = run_autograder(root)
@@ -100,8 +112,9 @@ def test_no_single_file_is_a_load_failure_out_of_the_full_score(tmp_path: Path, 
 
 def test_the_bundles_own_spec_is_used(tmp_path: Path) -> None:
     spec = (PROJECT_DIR / "specs" / "tree.yaml").read_text().replace("value: {points: 2}", "value: {points: 5}")
-    root = autograder_folder(tmp_path / "autograder", {"tree.py": CORRECT.read_text()},
-                             {"lab": "tree", "spec": "spec.yaml"})
+    root = autograder_folder(
+        tmp_path / "autograder", {"tree.py": CORRECT.read_text()}, {"lab": "tree", "spec": "spec.yaml"}
+    )
     (root / "source" / "spec.yaml").write_text(spec)
     results = run_autograder(root)
     assert_results_schema(results)
@@ -118,12 +131,16 @@ def test_a_broken_setup_still_writes_results_then_raises(tmp_path: Path) -> None
 
 # --- packaging -------------------------------------------------------------------------------
 
+
 def test_every_package_is_listed_in_pyproject() -> None:
     """pyproject lists packages by hand (to map specs/ into the wheel): a package missing
     there would be missing on Gradescope."""
     config = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())["tool"]["setuptools"]
-    on_disk = {".".join(init.parent.relative_to(PROJECT_DIR).parts)
-               for top in ("grader", "reference") for init in (PROJECT_DIR / top).rglob("__init__.py")}
+    on_disk = {
+        ".".join(init.parent.relative_to(PROJECT_DIR).parts)
+        for top in ("grader", "reference")
+        for init in (PROJECT_DIR / top).rglob("__init__.py")
+    }
     listed = set(config["packages"])
     assert on_disk - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
     assert listed - on_disk == {"grader.specs"} and config["package-dir"] == {"grader.specs": "specs"}
@@ -140,14 +157,19 @@ def test_the_wheel_carries_the_specs_templates_and_the_plugin(wheel: Path) -> No
         names = set(archive.namelist())
         for spec in (PROJECT_DIR / "specs").glob("*.yaml"):
             assert archive.read(f"grader/specs/{spec.name}") == spec.read_bytes()
-        assert {"grader/course/templates/setup.sh", "grader/course/templates/run_autograder",
-                "grader/course/templates/abgrade-check.yml", "reference/solutions/tree.py"} <= names
+        assert {
+            "grader/course/templates/setup.sh",
+            "grader/course/templates/run_autograder",
+            "grader/course/templates/abgrade-check.yml",
+            "reference/solutions/tree.py",
+        } <= names
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert "[pytest11]\nabgrade = grader.pytest_plugin" in entry_points
     assert not any(name.startswith(("tests/", "specs/")) for name in names)
 
 
 # --- the bundle, run as Gradescope runs it --------------------------------------------------
+
 
 def run_script(script: Path, root: Path, python: Path, **extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ABGRADE_AUTOGRADER_ROOT": str(root), "ABGRADE_PYTHON": str(python), **extra}
@@ -166,8 +188,24 @@ def installed_autograder(tmp_path: Path, wheel: Path) -> tuple[Path, Path]:
     """Build the bundle with the CLI, unpack it as Gradescope does into a fake /autograder
     and run its setup.sh into a fresh venv (offline). Returns (root, the venv's python)."""
     bundle = tmp_path / "autograder.zip"
-    built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree",
-                            "-o", str(bundle), "--wheel", str(wheel)], capture_output=True, text=True, timeout=120)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "gradescope",
+            "build",
+            "--lab",
+            "tree",
+            "-o",
+            str(bundle),
+            "--wheel",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert built.returncode == 0, built.stderr
     with zipfile.ZipFile(bundle) as archive:
         assert set(archive.namelist()) == {"setup.sh", "run_autograder", wheel.name, SETTINGS_FILE}
@@ -185,9 +223,17 @@ def installed_autograder(tmp_path: Path, wheel: Path) -> tuple[Path, Path]:
 def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path, wheel: Path) -> None:
     root, python = installed_autograder(tmp_path, wheel)
     venv = python.parent.parent
-    where = subprocess.run([str(python), "-c", "import grader.paths as p; print(p.IS_CHECKOUT, p.SPECS_DIR, "
-                            "p.PROJECT_DIR, p.PACKAGE_DIR)"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import grader.paths as p; print(p.IS_CHECKOUT, p.SPECS_DIR, p.PROJECT_DIR, p.PACKAGE_DIR)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.split()
     checkout, specs, hidden, package = where
     assert checkout == "False" and specs.startswith(str(venv))  # the installed copy, specs and all
     assert hidden == package  # the sandbox hides the package, not site-packages (numpy, ipykernel)
@@ -222,8 +268,26 @@ def test_build_refuses_a_spec_with_a_wrong_stored_expectation(tmp_path: Path) ->
     fake_wheel = tmp_path / "abgrade-0-py3-none-any.whl"
     fake_wheel.write_bytes(b"")
     bundle = tmp_path / "autograder.zip"
-    built = subprocess.run([sys.executable, "-m", "grader", "gradescope", "build", "--lab", "tree", "--spec", str(spec),
-                            "-o", str(bundle), "--wheel", str(fake_wheel)], capture_output=True, text=True, timeout=120)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "gradescope",
+            "build",
+            "--lab",
+            "tree",
+            "--spec",
+            str(spec),
+            "-o",
+            str(bundle),
+            "--wheel",
+            str(fake_wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert built.returncode == 2 and not bundle.exists()
     assert built.stderr.startswith(f"abgrade: {spec}: 1 stored expectation(s) disagree with the reference")
     assert f"  {spec}:{line}: cases[0].expect.value: stored 5, the reference computes 4" in built.stderr

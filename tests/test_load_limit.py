@@ -1,6 +1,7 @@
 """`limits.load_seconds` (issue 14 item 4): loading (the notebook's cells and the
 observer's start) has its own time limit, at most the submission's; the spec loader
 checks it with file:line errors like every other limit."""
+
 from __future__ import annotations
 
 import time
@@ -37,11 +38,14 @@ def test_the_default_load_limit_never_exceeds_the_submission_budget(tmp_path):
     assert (limits.load_seconds, limits.submission_seconds) == (12.5, 50)
 
 
-@pytest.mark.parametrize(("limits", "line", "problem"), [
-    ("  submission_seconds: 20\n  load_seconds: 30\n", 4, "must be at most limits.submission_seconds (20), got 30"),
-    ("  load_seconds: -1\n", 3, "must be a non-negative number, got -1"),
-    ("  load_seconds: soon\n", 3, "must be a non-negative number, got 'soon'"),
-])
+@pytest.mark.parametrize(
+    ("limits", "line", "problem"),
+    [
+        ("  submission_seconds: 20\n  load_seconds: 30\n", 4, "must be at most limits.submission_seconds (20), got 30"),
+        ("  load_seconds: -1\n", 3, "must be a non-negative number, got -1"),
+        ("  load_seconds: soon\n", 3, "must be a non-negative number, got 'soon'"),
+    ],
+)
 def test_a_wrong_load_limit_names_file_line_and_field(tmp_path, limits, line, problem):
     path = _spec(tmp_path, limits)
     with pytest.raises(SpecError) as caught:
@@ -52,12 +56,14 @@ def test_a_wrong_load_limit_names_file_line_and_field(tmp_path, limits, line, pr
 @pytest.mark.slow
 def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
     spec = load_spec(_spec(tmp_path, "  cell_seconds: 2\n  load_seconds: 3\n  submission_seconds: 30\n"))
-    notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(SOLUTION.read_text()),              # In [1]
-        nbformat.v4.new_code_cell("import time\ntime.sleep(100)"),    # In [2]: interrupted at 2 s
-        nbformat.v4.new_code_cell("time.sleep(100)"),                 # In [3]: cut at the load limit
-        nbformat.v4.new_code_cell("x = 1"),                           # In [4]: never run
-    ])
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(SOLUTION.read_text()),  # In [1]
+            nbformat.v4.new_code_cell("import time\ntime.sleep(100)"),  # In [2]: interrupted at 2 s
+            nbformat.v4.new_code_cell("time.sleep(100)"),  # In [3]: cut at the load limit
+            nbformat.v4.new_code_cell("x = 1"),  # In [4]: never run
+        ]
+    )
     path = tmp_path / "slow.ipynb"
     nbformat.write(notebook, path)
     started = time.monotonic()

@@ -3,6 +3,7 @@ one-line load failure; a cell that replaces `json` or floods output changes noth
 the grader (memory stays bounded, the flood is reported as an output limit with
 numbers); only the genuine kernel gets onto the observer socket; cells are numbered as
 Jupyter shows them and every failing, interrupted, skipped or unrun cell is named."""
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,14 @@ HOSTILE = TESTS / "fixtures" / "hostile"
 
 
 def _valid() -> dict:
-    return json.loads(nbformat.writes(nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_markdown_cell("# lab"), nbformat.v4.new_code_cell("x = 1")],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})))
+    return json.loads(
+        nbformat.writes(
+            nbformat.v4.new_notebook(
+                cells=[nbformat.v4.new_markdown_cell("# lab"), nbformat.v4.new_code_cell("x = 1")],
+                metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            )
+        )
+    )
 
 
 def _with(change) -> bytes:
@@ -48,30 +54,48 @@ def _with(change) -> bytes:
 
 BROKEN = {
     "deep.ipynb": (b"[" * 100_000 + b"]" * 100_000, f"nests deeper than {MAX_NOTEBOOK_DEPTH} levels"),
-    "deep_inside.ipynb": (_with(lambda nb: nb["metadata"].update(x=json.loads("[" * 500 + "]" * 500))),
-                          f"nests deeper than {MAX_NOTEBOOK_DEPTH} levels"),
-    "kernelspec_string.ipynb": (_with(lambda nb: nb["metadata"].update(kernelspec="python3")),
-                                "'metadata.kernelspec' is a string, not a mapping"),
+    "deep_inside.ipynb": (
+        _with(lambda nb: nb["metadata"].update(x=json.loads("[" * 500 + "]" * 500))),
+        f"nests deeper than {MAX_NOTEBOOK_DEPTH} levels",
+    ),
+    "kernelspec_string.ipynb": (
+        _with(lambda nb: nb["metadata"].update(kernelspec="python3")),
+        "'metadata.kernelspec' is a string, not a mapping",
+    ),
     "metadata_list.ipynb": (_with(lambda nb: nb.update(metadata=[1])), "'metadata' is a list, not a mapping"),
     "cells_dict.ipynb": (_with(lambda nb: nb.update(cells={"a": 1})), "'cells' is a mapping, not a list"),
-    "source_number.ipynb": (_with(lambda nb: nb["cells"][1].update(source=42)),
-                            "cell 2 of 2 (code): its 'source' is a number, not text"),
+    "source_number.ipynb": (
+        _with(lambda nb: nb["cells"][1].update(source=42)),
+        "cell 2 of 2 (code): its 'source' is a number, not text",
+    ),
     "cell_string.ipynb": (_with(lambda nb: nb["cells"].append("print(1)")), "cell 3 of 3 is a string, not a mapping"),
-    "cell_type.ipynb": (_with(lambda nb: nb["cells"][0].update(cell_type=["code"])),
-                        "cell 1 of 2 has cell_type a list"),
-    "cell_metadata.ipynb": (_with(lambda nb: nb["cells"][1].update(metadata="x")),
-                            "cell 2 of 2 (code): its 'metadata' is a string, not a mapping"),
-    "language_number.ipynb": (_with(lambda nb: nb["metadata"]["kernelspec"].update(language=3)),
-                              "kernel language is a number"),
+    "cell_type.ipynb": (
+        _with(lambda nb: nb["cells"][0].update(cell_type=["code"])),
+        "cell 1 of 2 has cell_type a list",
+    ),
+    "cell_metadata.ipynb": (
+        _with(lambda nb: nb["cells"][1].update(metadata="x")),
+        "cell 2 of 2 (code): its 'metadata' is a string, not a mapping",
+    ),
+    "language_number.ipynb": (
+        _with(lambda nb: nb["metadata"]["kernelspec"].update(language=3)),
+        "kernel language is a number",
+    ),
     "utf16.ipynb": (json.dumps(_valid()).encode("utf-16"), "saved as UTF-16; notebooks are UTF-8"),
-    "latin1.ipynb": (_with(lambda nb: nb["cells"][1].update(source="é = 1")).decode().encode("latin-1"),
-                     "not UTF-8 (byte 0xe9 at line 1)"),
+    "latin1.ipynb": (
+        _with(lambda nb: nb["cells"][1].update(source="é = 1")).decode().encode("latin-1"),
+        "not UTF-8 (byte 0xe9 at line 1)",
+    ),
     "not_json.ipynb": (b"def alphabeta(n, a, b, m):\n    return 0\n", "invalid JSON at line 1, column 1"),
-    "v3.ipynb": (json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}).encode(),
-                 "format version 3 is not supported"),
+    "v3.ipynb": (
+        json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}).encode(),
+        "format version 3 is not supported",
+    ),
     "version_string.ipynb": (_with(lambda nb: nb.update(nbformat="4")), "format version unknown"),
-    "r_kernel.ipynb": (_with(lambda nb: nb["metadata"].update(
-        kernelspec={"name": "ir", "display_name": "R", "language": "R"})), "the notebook's kernel is 'R' (R)"),
+    "r_kernel.ipynb": (
+        _with(lambda nb: nb["metadata"].update(kernelspec={"name": "ir", "display_name": "R", "language": "R"})),
+        "the notebook's kernel is 'R' (R)",
+    ),
     "array.ipynb": (b"[1, 2]", "the JSON has no 'cells'"),
 }
 
@@ -130,9 +154,11 @@ def test_a_bom_prefixed_notebook_gets_full_marks(tmp_path):
 
 REPLACES_JSON = {
     "sys_modules": "import sys, types\nsys.modules['json'] = types.SimpleNamespace(dumps=None, loads=None)",
-    "recursive": ("import sys, types\nfake = types.ModuleType('json')\n"
-                  "fake.dumps = lambda *a, **k: fake.dumps(*a, **k)\nfake.loads = lambda *a, **k: fake.loads(*a, **k)\n"
-                  "sys.modules['json'] = fake\nsys.modules.pop('json.decoder', None)"),
+    "recursive": (
+        "import sys, types\nfake = types.ModuleType('json')\n"
+        "fake.dumps = lambda *a, **k: fake.dumps(*a, **k)\nfake.loads = lambda *a, **k: fake.loads(*a, **k)\n"
+        "sys.modules['json'] = fake\nsys.modules.pop('json.decoder', None)"
+    ),
     "breaks_import": "import sys\nsys.modules['json'] = None\nsys.modules['json.decoder'] = None",
 }
 
@@ -160,8 +186,13 @@ def test_an_observer_that_cannot_start_is_a_clear_load_failure(tmp_path):
 
 @pytest.mark.slow
 def test_a_200_mb_flood_keeps_the_grader_small_and_is_reported_with_numbers():
-    done = subprocess.run([sys.executable, str(PROJECT / "bench" / "bench_notebook_flood.py"), "--mb", "200"],
-                          capture_output=True, text=True, timeout=300, cwd=PROJECT)
+    done = subprocess.run(
+        [sys.executable, str(PROJECT / "bench" / "bench_notebook_flood.py"), "--mb", "200"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PROJECT,
+    )
     assert done.returncode == 0, done.stderr
     growth = int(re.search(r"growth (-?\d+) MB", done.stdout).group(1))
     assert growth < 60, done.stdout
@@ -171,22 +202,29 @@ def test_a_200_mb_flood_keeps_the_grader_small_and_is_reported_with_numbers():
 
 @pytest.mark.slow
 def test_a_flood_that_undoes_the_kernels_cap_still_cannot_fill_the_grader(tmp_path):
-    undo = ("from jupyter_client.session import Session\n"
-            "Session.send = [c.cell_contents for c in Session.send.__closure__\n"
-            "                if getattr(c.cell_contents, '__name__', '') == 'send'][0]")
-    flood = ("from IPython.display import display\nfor _ in range(20):\n"
-             "    display({'text/plain': 'y' * 10_000_000}, raw=True)\n    print('x' * 1_000_000)")
+    undo = (
+        "from jupyter_client.session import Session\n"
+        "Session.send = [c.cell_contents for c in Session.send.__closure__\n"
+        "                if getattr(c.cell_contents, '__name__', '') == 'send'][0]"
+    )
+    flood = (
+        "from IPython.display import display\nfor _ in range(20):\n"
+        "    display({'text/plain': 'y' * 10_000_000}, raw=True)\n    print('x' * 1_000_000)"
+    )
     path = notebook_from_py(SOLUTION, tmp_path / "undo.ipynb", before=[undo, flood])
-    code = ("import resource, sys\nsys.path.insert(0, sys.argv[1])\n"
-            "from grader.grading import grade_submission\nfrom grader.labs import get_lab\n"
-            "from grader.spec import load_spec, spec_path\n"
-            "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-            "r = grade_submission(__import__('pathlib').Path(sys.argv[2]), get_lab('tree'), "
-            "load_spec(spec_path('tree')), seed=1)\n"
-            "print(r.score, r.max_score, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)\n"
-            "print(r.tests[0].output)")
-    done = subprocess.run([sys.executable, "-c", code, str(PROJECT), str(path)], capture_output=True, text=True,
-                          timeout=300, cwd=PROJECT)
+    code = (
+        "import resource, sys\nsys.path.insert(0, sys.argv[1])\n"
+        "from grader.grading import grade_submission\nfrom grader.labs import get_lab\n"
+        "from grader.spec import load_spec, spec_path\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "r = grade_submission(__import__('pathlib').Path(sys.argv[2]), get_lab('tree'), "
+        "load_spec(spec_path('tree')), seed=1)\n"
+        "print(r.score, r.max_score, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)\n"
+        "print(r.tests[0].output)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(PROJECT), str(path)], capture_output=True, text=True, timeout=300, cwd=PROJECT
+    )
     assert done.returncode == 0, done.stderr
     score, best, growth = done.stdout.split("\n")[0].split()
     assert score == best and int(growth) < 250, done.stdout
@@ -204,8 +242,13 @@ def test_printing_for_20_seconds_is_an_output_limit_not_a_broken_observer(tmp_pa
 
 def test_only_the_right_user_with_the_secret_is_a_genuine_peer():
     secret = "ab" * 16
-    for uid, said, expected in [(None, secret, True), (os.getuid(), secret, True), (os.getuid() + 1, secret, False),
-                                (None, "cd" * 16, False), (None, "", False)]:
+    for uid, said, expected in [
+        (None, secret, True),
+        (os.getuid(), secret, True),
+        (os.getuid() + 1, secret, False),
+        (None, "cd" * 16, False),
+        (None, "", False),
+    ]:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         if said:
             theirs.sendall(said.encode() + b"\n")
@@ -250,9 +293,11 @@ def test_another_kernel_and_a_stranger_cannot_take_a_graders_observer_socket(tmp
         thread = threading.Thread(target=stranger)
         thread.start()
         # a cell of another student's kernel that found the socket and knocks with a guess
-        knock = (f"import socket, time\nwhile True:\n    try:\n        s = socket.socket(socket.AF_UNIX)\n"
-                 f"        s.connect({str(socket_path)!r})\n        break\n    except OSError:\n        time.sleep(0.005)\n"
-                 "s.sendall(b'f' * 32 + b'\\n')\ns.settimeout(5)\nprint('got', repr(s.recv(100)))")
+        knock = (
+            f"import socket, time\nwhile True:\n    try:\n        s = socket.socket(socket.AF_UNIX)\n"
+            f"        s.connect({str(socket_path)!r})\n        break\n    except OSError:\n        time.sleep(0.005)\n"
+            "s.sendall(b'f' * 32 + b'\\n')\ns.settimeout(5)\nprint('got', repr(s.recv(100)))"
+        )
         attacker.client.kc.execute(knock)
         reply = honest.start_observer(_setup(honest, tmp_path / "honest"), 20)
         thread.join(10)
@@ -269,14 +314,16 @@ def test_another_kernel_and_a_stranger_cannot_take_a_graders_observer_socket(tmp
 @pytest.mark.slow
 def test_cells_are_numbered_as_jupyter_shows_them_and_each_incident_is_named(tmp_path):
     spec = load_spec(TESTS / "fixtures" / "specs" / "tree_notebook_limits.yaml")
-    cells = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# My lab"),
-        nbformat.v4.new_code_cell("import not_a_module"),          # In [1]
-        nbformat.v4.new_markdown_cell("Some text"),
-        nbformat.v4.new_code_cell("while True:\n    pass"),        # In [2]: interrupted
-        nbformat.v4.new_code_cell("import os\nos._exit(3)"),       # In [3]: kills the kernel
-        nbformat.v4.new_code_cell(SOLUTION.read_text()),           # In [4]
-    ])
+    cells = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# My lab"),
+            nbformat.v4.new_code_cell("import not_a_module"),  # In [1]
+            nbformat.v4.new_markdown_cell("Some text"),
+            nbformat.v4.new_code_cell("while True:\n    pass"),  # In [2]: interrupted
+            nbformat.v4.new_code_cell("import os\nos._exit(3)"),  # In [3]: kills the kernel
+            nbformat.v4.new_code_cell(SOLUTION.read_text()),  # In [4]
+        ]
+    )
     path = tmp_path / "incidents.ipynb"
     nbformat.write(cells, path)
     report = _grade(path, spec)

@@ -1,5 +1,6 @@
 """Notebook submissions run in a real Jupyter kernel (nbclient + ipykernel) and must grade
 exactly like the same code submitted as `.py`."""
+
 from __future__ import annotations
 
 import json
@@ -34,11 +35,16 @@ def tree():
 
 
 PARITY = [
-    ("tree", "correct_seed_style"), ("tree", "correct_negamax"), ("tree", "bug_strict_cutoff"),
+    ("tree", "correct_seed_style"),
+    ("tree", "correct_negamax"),
+    ("tree", "bug_strict_cutoff"),
     ("tree", "bug_no_pruning"),
-    ("negamax", "course"), ("negamax", "fail_hard"), ("negamax", "window_not_swapped"),
+    ("negamax", "course"),
+    ("negamax", "fail_hard"),
+    ("negamax", "window_not_swapped"),
     ("negamax", "first_successor"),
-    ("tictactoe", "correct_fail_hard"), ("tictactoe", "correct_own_helpers"),
+    ("tictactoe", "correct_fail_hard"),
+    ("tictactoe", "correct_own_helpers"),
 ]
 
 
@@ -58,9 +64,13 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture):
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):
     lab, spec = tree
     notebook = notebook_from_py(
-        PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "lab.ipynb",
-        before=["%%time\nname = input('Your name? ')", "%run Tic-Tac-Toe-Bitboard.ipynb",
-                "from ipywidgets import widgets\nfrom IPython.display import display\ndisplay(widgets.Button(description='play'))"],
+        PROJECT / "reference" / "solutions" / "tree.py",
+        tmp_path / "lab.ipynb",
+        before=[
+            "%%time\nname = input('Your name? ')",
+            "%run Tic-Tac-Toe-Bitboard.ipynb",
+            "from ipywidgets import widgets\nfrom IPython.display import display\ndisplay(widgets.Button(description='play'))",
+        ],
         after=["%%capture\nprint('hidden')", "%%time\nprint(alphabeta('a0', -inf, inf, True))"],
     )
     report = grade_submission(notebook, lab, spec, seed=2)
@@ -74,8 +84,9 @@ def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree
 def test_infinite_loop_cell_is_interrupted_and_later_cells_still_run(tmp_path):
     lab = get_lab("tree")
     spec = load_spec(FIXTURES / "specs" / "tree_notebook_limits.yaml")
-    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "loop.ipynb",
-                                before=["while True:\n    pass"])
+    notebook = notebook_from_py(
+        PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "loop.ipynb", before=["while True:\n    pass"]
+    )
     report = grade_submission(notebook, lab, spec, seed=1)
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
     assert "KeyboardInterrupt" in report.tests[0].output
@@ -84,9 +95,12 @@ def test_infinite_loop_cell_is_interrupted_and_later_cells_still_run(tmp_path):
 def test_cell_that_ignores_interrupts_is_skipped_in_a_fresh_kernel(tmp_path):
     lab = get_lab("tree")
     spec = load_spec(FIXTURES / "specs" / "tree_notebook_limits.yaml")
-    stubborn = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
-    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "stubborn.ipynb",
-                                before=[stubborn])
+    stubborn = (
+        "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+    )
+    notebook = notebook_from_py(
+        PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "stubborn.ipynb", before=[stubborn]
+    )
     report = grade_submission(notebook, lab, spec, seed=1)
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
     assert "skipped" in report.tests[0].output
@@ -94,21 +108,26 @@ def test_cell_that_ignores_interrupts_is_skipped_in_a_fresh_kernel(tmp_path):
 
 def test_kernel_killed_by_os_exit_in_a_cell_is_reported_and_skipped(tree, tmp_path):
     lab, spec = tree
-    notebook = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "exit.ipynb",
-                                after=["import os\nos._exit(3)"])
+    notebook = notebook_from_py(
+        PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "exit.ipynb", after=["import os\nos._exit(3)"]
+    )
     report = grade_submission(notebook, lab, spec, seed=1)
     assert report.score == report.max_score
     assert "killed the kernel" in report.tests[0].output
 
 
 BAD_NOTEBOOKS = {
-    "invalid_json.ipynb": ("{\"cells\": [", "invalid JSON at line 1"),
+    "invalid_json.ipynb": ('{"cells": [', "invalid JSON at line 1"),
     "empty.ipynb": ("", "empty"),
-    "v3.ipynb": (json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}),
-                 "format version 3"),
+    "v3.ipynb": (
+        json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}),
+        "format version 3",
+    ),
     "no_cells.ipynb": (nbformat.writes(nbformat.v4.new_notebook()), "no cells"),
-    "markdown_only.ipynb": (nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# hi")])),
-                            "no code cells"),
+    "markdown_only.ipynb": (
+        nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# hi")])),
+        "no code cells",
+    ),
 }
 
 
@@ -127,8 +146,11 @@ def test_bad_notebooks_are_load_failures(tree, tmp_path, name):
 
 def test_non_python_kernel_is_a_load_failure(tree, tmp_path):
     lab, spec = tree
-    path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "r.ipynb",
-                            kernel={"name": "ir", "display_name": "R", "language": "R"})
+    path = notebook_from_py(
+        PROJECT / "reference" / "solutions" / "tree.py",
+        tmp_path / "r.ipynb",
+        kernel={"name": "ir", "display_name": "R", "language": "R"},
+    )
     report = grade_submission(path, lab, spec, seed=1)
     assert report.score == 0 and "'R'" in report.tests[0].output and "Python 3" in report.tests[0].output
 
@@ -159,14 +181,19 @@ def test_checked_in_notebook_matches_the_generator(lab):
     if not (PROJECT / "reference" / "solutions" / f"{lab}.py").exists():
         pytest.skip(f"no lab {lab}")
     assert exercise_notebook_path(lab).read_text() == exercise_notebook_text(lab), (
-        f"run: abgrade exercise {lab} --notebook -o exercises/{lab}/lab.ipynb --force")
+        f"run: abgrade exercise {lab} --notebook -o exercises/{lab}/lab.ipynb --force"
+    )
 
 
 def test_cli_grades_a_notebook(tmp_path):
     path = notebook_from_py(PROJECT / "reference" / "solutions" / "tree.py", tmp_path / "lab.ipynb")
     out = tmp_path / "results.json"
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--lab", "tree", "--json", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(path), "--lab", "tree", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())
     assert results["score"] == results["max_score"] > 0
@@ -174,7 +201,7 @@ def test_cli_grades_a_notebook(tmp_path):
 
 def test_what_the_code_prints_during_the_cases_is_kept_as_for_py(tree, tmp_path):
     lab, spec = tree
-    source = (FIXTURES / "tree" / "correct_seed_style.py")
+    source = FIXTURES / "tree" / "correct_seed_style.py"
     notebook = notebook_from_py(source, tmp_path / "prints.ipynb")
     as_py = grade_submission(source, lab, spec, seed=3)
     as_nb = grade_submission(notebook, lab, spec, seed=3)

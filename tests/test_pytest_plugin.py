@@ -1,6 +1,7 @@
 """The pytest plugin, through a real inner pytest (pytester) on a temporary course
 repository: one test per visible check, abgrade's messages as failure text, abgrade.yaml,
 -k selection, usage errors, and nothing at all without --abgrade."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -36,8 +37,9 @@ def test_the_plugin_is_loaded_through_pytest11(pytestconfig: pytest.Config) -> N
     `pip install` does."""
     import grader.pytest_plugin
 
-    assert pytestconfig.pluginmanager.get_plugin("abgrade") is grader.pytest_plugin, \
+    assert pytestconfig.pluginmanager.get_plugin("abgrade") is grader.pytest_plugin, (
         "the installed metadata lacks the pytest11 entry point: run `pip install -e .[test]` again"
+    )
 
 
 def test_without_the_option_the_plugin_does_nothing(course: pytest.Pytester) -> None:
@@ -49,8 +51,9 @@ def test_without_the_option_the_plugin_does_nothing(course: pytest.Pytester) -> 
 def test_one_test_per_visible_check_of_a_correct_lab(course: pytest.Pytester) -> None:
     result = course.runpytest("--abgrade", "tree=labs/tree.py", "-v")
     result.assert_outcomes(passed=VISIBLE_TESTS + 1)
-    result.stdout.fnmatch_lines(["*collected 46 items*", "abgrade::tree::load PASSED*",
-                                 "abgrade::tree::alpha-equals-beta: pruned PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["*collected 46 items*", "abgrade::tree::load PASSED*", "abgrade::tree::alpha-equals-beta: pruned PASSED*"]
+    )
     assert "abgrade::tree::random" not in result.stdout.str()  # hidden cases never run here
 
 
@@ -70,8 +73,9 @@ def test_failures_carry_abgrades_messages(course: pytest.Pytester) -> None:
 def test_bare_option_reads_abgrade_yaml_and_k_selects(course: pytest.Pytester) -> None:
     result = course.runpytest("--abgrade", "-k", "seed", "-v")
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*collected 46 items / 42 deselected / 4 selected*",
-                                 "abgrade::tree::seed: bounds PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["*collected 46 items / 42 deselected / 4 selected*", "abgrade::tree::seed: bounds PASSED*"]
+    )
 
 
 def test_hidden_checks_are_not_tests(course: pytest.Pytester) -> None:
@@ -80,17 +84,32 @@ def test_hidden_checks_are_not_tests(course: pytest.Pytester) -> None:
     (course.path / "abgrade.yaml").write_text("labs:\n  tree: {submission: labs/tree.py, spec: course-tree.yaml}\n")
     result = course.runpytest("--abgrade", "tree", "--collect-only", "-q")
     lines = [line for line in result.stdout.lines if line.startswith("abgrade::")]
-    assert lines == ["abgrade::tree::load", "abgrade::tree::shown: value", "abgrade::tree::shown: nodes",
-                     "abgrade::tree::shown: pruned", "abgrade::tree::shown: bounds", "abgrade::tree::limits"]
+    assert lines == [
+        "abgrade::tree::load",
+        "abgrade::tree::shown: value",
+        "abgrade::tree::shown: nodes",
+        "abgrade::tree::shown: pruned",
+        "abgrade::tree::shown: bounds",
+        "abgrade::tree::limits",
+    ]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--abgrade", "tre=labs/tree.py"], "--abgrade: tre=labs/tree.py: unknown lab 'tre'; known labs: *"),
-    (["--abgrade", "negamax"], "--abgrade: lab 'negamax' is not in abgrade.yaml (it lists: tree); give it as negamax=PATH"),
-    (["--abgrade", "tree=labs/missing.py"],
-     "--abgrade: labs/missing.py: no such file; give the path of your .py or .ipynb"),
-    (["--abgrade", "tree=labs"], "--abgrade: labs: is a folder; give the path of your .py or .ipynb file in it"),
-], ids=["unknown-lab", "not-configured", "missing", "folder"])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--abgrade", "tre=labs/tree.py"], "--abgrade: tre=labs/tree.py: unknown lab 'tre'; known labs: *"),
+        (
+            ["--abgrade", "negamax"],
+            "--abgrade: lab 'negamax' is not in abgrade.yaml (it lists: tree); give it as negamax=PATH",
+        ),
+        (
+            ["--abgrade", "tree=labs/missing.py"],
+            "--abgrade: labs/missing.py: no such file; give the path of your .py or .ipynb",
+        ),
+        (["--abgrade", "tree=labs"], "--abgrade: labs: is a folder; give the path of your .py or .ipynb file in it"),
+    ],
+    ids=["unknown-lab", "not-configured", "missing", "folder"],
+)
 def test_usage_errors_stop_pytest_with_one_line(course: pytest.Pytester, args: list[str], message: str) -> None:
     result = course.runpytest_subprocess(*args)
     assert result.ret == 2  # abgrade's usage error, as in `abgrade check`

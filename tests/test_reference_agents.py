@@ -75,6 +75,7 @@ def random_position(env_class, choices, max_plies):
 
 # --- environments -------------------------------------------------------------------------
 
+
 def test_tictactoe_starts_empty_with_x_to_move():
     env = ttt()
     state = env.reset()
@@ -122,13 +123,16 @@ def test_connect_four_replays_the_chapters_opening():
     assert not shown[:-2].any()
 
 
-@pytest.mark.parametrize("moves, last, reward", [
-    ([1, 7, 2, 7, 3, 7], 4, 1),                # red across the bottom
-    ([1, 2, 1, 2, 1, 2], 1, 1),                # red up column 1
-    ([1, 2, 1, 2, 1, 2, 7], 2, -1),            # yellow up column 2
-    ([1, 2, 2, 3, 4, 3, 3, 4, 7, 4], 4, 1),    # red rising: columns 1-4, rows 0-3
-    ([7, 6, 6, 5, 4, 5, 5, 4, 1, 4], 4, 1),    # red falling: columns 7-4, rows 0-3
-])
+@pytest.mark.parametrize(
+    "moves, last, reward",
+    [
+        ([1, 7, 2, 7, 3, 7], 4, 1),  # red across the bottom
+        ([1, 2, 1, 2, 1, 2], 1, 1),  # red up column 1
+        ([1, 2, 1, 2, 1, 2, 7], 2, -1),  # yellow up column 2
+        ([1, 2, 2, 3, 4, 3, 3, 4, 7, 4], 4, 1),  # red rising: columns 1-4, rows 0-3
+        ([7, 6, 6, 5, 4, 5, 5, 4, 1, 4], 4, 1),  # red falling: columns 7-4, rows 0-3
+    ],
+)
 def test_connect_four_wins_in_every_direction(moves, last, reward):
     env = ConnectFourEnv.from_moves(moves)
     assert not env.done
@@ -223,6 +227,7 @@ def test_the_bundle_behaves_as_the_modules():
 
 
 # --- the chapter's agents on hand-checked positions ---------------------------------------
+
 
 def test_the_chapters_example_prunes_from_six_scenarios_to_four():
     # Section 1.2: 13 steps (six scenarios) without pruning, 9 (four scenarios) with it.
@@ -324,6 +329,7 @@ def test_negative_depth_is_an_error():
 
 # --- first-move step counts: the speedup check's figures -----------------------------------
 
+
 def test_connect_four_first_move_counts():
     assert [decide(conn(), depth).steps for depth in range(5)] == [7, 56, 147, 532, 1211]
     assert [decide(conn(), depth, NO_PRUNING).steps for depth in range(5)] == [7, 56, 399, 2800, 19607]
@@ -346,6 +352,7 @@ def test_tictactoe_first_move_without_pruning_is_94_percent_more_steps():
 
 
 # --- pruned and unpruned agree; the bound specification -----------------------------------
+
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 8), min_size=9, max_size=9), st.integers(3, 8))
@@ -413,6 +420,7 @@ def test_chapter_result_is_the_bound_below_the_window():
 
 # --- classic bugs ------------------------------------------------------------------------
 
+
 def bug_positions():
     """Twelve seeded positions 3 to 6 moves in, and the immediate-win position."""
     rng = random.Random(4)
@@ -431,8 +439,7 @@ def bug_positions():
 def observed_kinds(variant, positions):
     kinds = set()
     for env in positions:
-        ref, got = run_payoff(env, 0, False), run_payoff(env, 0, False, variant.start, variant.start,
-                                                         variant=variant)
+        ref, got = run_payoff(env, 0, False), run_payoff(env, 0, False, variant.start, variant.start, variant=variant)
         top_ref, top = decide(env), decide(env, variant=variant)
         if got.result != ref.result:
             kinds.add("value")
@@ -462,8 +469,14 @@ def test_each_bug_fails_exactly_its_search_kinds(bug, positions_for_bugs):
 def test_bugs_on_a_second_move_position():
     # (payoff steps, minimax steps, action) after X 5, O 1; the chapter: (702, 1297, 2).
     env = ttt.from_moves([5, 1])
-    seen = {bug.name: (run_payoff(env, 0, False, bug.start, bug.start, variant=bug).steps,
-                       decide(env, variant=bug).steps, decide(env, variant=bug).action) for bug in BUGS}
+    seen = {
+        bug.name: (
+            run_payoff(env, 0, False, bug.start, bug.start, variant=bug).steps,
+            decide(env, variant=bug).steps,
+            decide(env, variant=bug).action,
+        )
+        for bug in BUGS
+    }
     assert (run_payoff(env, 0, False).steps, decide(env).steps, decide(env).action) == (702, 1297, 2)
     assert seen == {
         "no_pruning": (6811, 6811, 2),
@@ -504,11 +517,14 @@ def test_first_move_counts_of_the_bugs():
 
 # --- tournaments ------------------------------------------------------------------------
 
+
 def test_perfect_against_perfect_always_draws():
     match = play_match(ttt, perfect_agent, perfect_agent, games=10, seed=3)
     assert match.outcomes() == [0] * 10
     assert {side: (c.wins, c.draws, c.losses) for side, c in match.counts().items()} == {
-        "first": (0, 5, 0), "second": (0, 5, 0)}
+        "first": (0, 5, 0),
+        "second": (0, 5, 0),
+    }
 
 
 def test_the_pruned_agent_never_loses_to_the_random_agent():

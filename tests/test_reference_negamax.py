@@ -23,8 +23,7 @@ from reference.negamax import (
 )
 
 INF = math.inf
-WINDOWS = [(alpha, beta) for alpha in (-INF, -1, 0, 1, INF)
-           for beta in (-INF, -1, 0, 1, INF) if alpha < beta]
+WINDOWS = [(alpha, beta) for alpha in (-INF, -1, 0, 1, INF) for beta in (-INF, -1, 0, 1, INF) if alpha < beta]
 
 
 def positions(game):
@@ -53,6 +52,7 @@ def tictactoe():
 
 
 # --- the course's figures -------------------------------------------------
+
 
 def test_minimax_from_tictactoe_start_visits_the_whole_game_tree(tictactoe):
     result = negamax_value(tictactoe, tictactoe.start, 0)
@@ -86,6 +86,7 @@ def test_alphabeta_on_the_default_tree_prunes_below_c2_and_b2():
 
 # --- the games ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_encode_decode_round_trip_through_json(name):
     game = load_game(name)
@@ -96,11 +97,19 @@ def test_encode_decode_round_trip_through_json(name):
         assert isinstance(game.describe(state), str)
 
 
-@pytest.mark.parametrize("name, garbage", [
-    ("tictactoe", "XO"), ("tictactoe", "XOX?....."), ("tictactoe", list("X........")),
-    ("nim", [[1, -2], 0]), ("nim", [[1, 2], 2]), ("nim", [1, 2, 0]),
-    ("tree", "zz"), ("tree", 3),
-])
+@pytest.mark.parametrize(
+    "name, garbage",
+    [
+        ("tictactoe", "XO"),
+        ("tictactoe", "XOX?....."),
+        ("tictactoe", list("X........")),
+        ("nim", [[1, -2], 0]),
+        ("nim", [[1, 2], 2]),
+        ("nim", [1, 2, 0]),
+        ("tree", "zz"),
+        ("tree", 3),
+    ],
+)
 def test_decode_rejects_what_no_state_encodes_to(name, garbage):
     with pytest.raises(ValueError):
         load_game(name).decode(garbage)
@@ -109,10 +118,12 @@ def test_decode_rejects_what_no_state_encodes_to(name, garbage):
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_game_modules_import_only_the_standard_library(name):
     tree = ast.parse(load_game(name).source)
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, ast.Import) for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.level == 0}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
     assert imported <= set(sys.stdlib_module_names)
 
 
@@ -131,8 +142,14 @@ def test_each_loaded_game_has_its_own_configuration():
 
 def test_tictactoe_moves_fill_empty_cells_in_row_major_order(tictactoe):
     assert tictactoe.next_states("X...O....", 0) == [
-        "XX..O....", "X.X.O....", "X..XO....", "X...OX...",
-        "X...O.X..", "X...O..X.", "X...O...X"]
+        "XX..O....",
+        "X.X.O....",
+        "X..XO....",
+        "X...OX...",
+        "X...O.X..",
+        "X...O..X.",
+        "X...O...X",
+    ]
     assert tictactoe.utility("XXXOO....", 0) == 1
     assert tictactoe.utility("XXXOO....", 1) == -1
     assert tictactoe.utility("XOXXOOOXX", 0) == 0
@@ -156,7 +173,7 @@ def test_nim_moves_take_from_each_heap_in_order():
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=3))
 def test_nim_is_lost_for_the_mover_iff_the_heaps_xor_to_zero(heaps):
     game = load_game("nim", heaps=heaps)
-    for (state, player) in sample(game, 60):
+    for state, player in sample(game, 60):
         expected = -1 if reduce(xor, state[0]) == 0 else 1
         assert true_value(game, state, player) == expected
         assert alphabeta_value(game, state, player).value == expected
@@ -171,20 +188,22 @@ def test_tree_values_are_for_player_0_and_negated_for_player_1():
 
 
 def test_a_configured_tree_finds_its_root():
-    game = load_game("tree", graph={"r": ["x", "m"], "m": ["y", "z"]},
-                     terminal_nodes={"x": -1, "y": 1, "z": 0})
+    game = load_game("tree", graph={"r": ["x", "m"], "m": ["y", "z"]}, terminal_nodes={"x": -1, "y": 1, "z": 0})
     assert game.start == "r"
     assert true_value(game, "r", 0) == 0
     assert optimal_successors(game, "r", 0) == ["m"]
     assert alphabeta_value(game, "r", 0).trace == ("r", "m")
 
 
-@pytest.mark.parametrize("graph, leaves", [
-    ({"r": ["x"], "s": ["x"]}, {"x": 1}),    # two roots
-    ({"r": ["x", "q"]}, {"x": 1}),           # unknown child
-    ({"r": ["x"]}, {"x": 2}),                # value outside -1..1
-    ({"r": []}, {}),                         # inner node without children
-])
+@pytest.mark.parametrize(
+    "graph, leaves",
+    [
+        ({"r": ["x"], "s": ["x"]}, {"x": 1}),  # two roots
+        ({"r": ["x", "q"]}, {"x": 1}),  # unknown child
+        ({"r": ["x"]}, {"x": 2}),  # value outside -1..1
+        ({"r": []}, {}),  # inner node without children
+    ],
+)
 def test_a_malformed_tree_is_rejected(graph, leaves):
     with pytest.raises(ValueError):
         load_game("tree", graph=graph, terminal_nodes=leaves)
@@ -192,11 +211,15 @@ def test_a_malformed_tree_is_rejected(graph, leaves):
 
 # --- the searches ---------------------------------------------------------
 
+
 def bound_cases():
-    games = [load_game("tictactoe"), load_game("nim", heaps=(1, 2, 3)),
-             load_game("nim", heaps=(2, 3)), load_game("tree")]
-    return [(game, state, player) for game in games
-            for state, player in sample(game, 150)]
+    games = [
+        load_game("tictactoe"),
+        load_game("nim", heaps=(1, 2, 3)),
+        load_game("nim", heaps=(2, 3)),
+        load_game("tree"),
+    ]
+    return [(game, state, player) for game in games for state, player in sample(game, 150)]
 
 
 @pytest.mark.parametrize("fail", ["soft", "hard"])
@@ -249,19 +272,28 @@ def test_alphabeta_rejects_an_unknown_fail_mode(tictactoe):
 
 # --- the solution file ----------------------------------------------------
 
+
 @pytest.fixture
 def play(monkeypatch):
     """Set a game's globals in the solution module, as the grader does."""
+
     def use(game):
         for name, obj in game.student_globals().items():
             monkeypatch.setattr(solution, name, obj)
         monkeypatch.setattr(solution, "num_value_call", 0)
+
     return use
 
 
-@pytest.mark.parametrize("name, params", [
-    ("tictactoe", {}), ("nim", {"heaps": (1, 2, 3)}), ("nim", {"heaps": (2, 2, 3)}), ("tree", {}),
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("tictactoe", {}),
+        ("nim", {"heaps": (1, 2, 3)}),
+        ("nim", {"heaps": (2, 2, 3)}),
+        ("tree", {}),
+    ],
+)
 def test_solution_value_counts_calls_like_the_reference(play, name, params):
     game = load_game(name, **params)
     play(game)
@@ -277,15 +309,19 @@ def test_solution_best_move_is_the_first_optimal_successor(play, name):
     for state, player in sample(game, 80, seed=1):
         if not game.finished(state):
             assert solution.best_move(state, player) == (
-                true_value(game, state, player), optimal_successors(game, state, player)[0])
+                true_value(game, state, player),
+                optimal_successors(game, state, player)[0],
+            )
 
 
 def test_solution_alphabeta_is_the_course_code(play):
     for game, state, player in bound_cases()[::4]:
         play(game)
         for alpha, beta in WINDOWS:
-            assert solution.alphaBeta(state, player, alpha, beta) == alphabeta_value(
-                game, state, player, alpha, beta, fail="soft").value
+            assert (
+                solution.alphaBeta(state, player, alpha, beta)
+                == alphabeta_value(game, state, player, alpha, beta, fail="soft").value
+            )
 
 
 def test_solution_functions_need_no_game_globals_until_called():

@@ -47,6 +47,7 @@ def notation(board):
 
 # --- notation ---------------------------------------------------------------
 
+
 @given(boards)
 def test_format_then_parse_gives_the_board_back(board):
     assert np.array_equal(parse_board(format_board(board)), board)
@@ -86,16 +87,11 @@ def test_format_board_rejects_what_is_not_a_board(board):
 
 
 def test_draw_board():
-    assert draw_board(parse_board("xo./.x./..o")) == (
-        " x | o | . \n"
-        "---+---+---\n"
-        " . | x | . \n"
-        "---+---+---\n"
-        " . | . | o "
-    )
+    assert draw_board(parse_board("xo./.x./..o")) == (" x | o | . \n---+---+---\n . | x | . \n---+---+---\n . | . | o ")
 
 
 # --- the given helpers ------------------------------------------------------
+
 
 def test_get_next_turn_alternates():
     assert (get_next_turn(O), get_next_turn(X)) == (X, O)
@@ -106,7 +102,11 @@ def test_get_childs_fills_empty_cells_in_row_major_order_on_copies():
     board = parse_board("x.o/.o./x..")
     childs = get_childs(board, X)
     assert [format_board(child) for child in childs] == [
-        "xxo/.o./x..", "x.o/xo./x..", "x.o/.ox/x..", "x.o/.o./xx.", "x.o/.o./x.x",
+        "xxo/.o./x..",
+        "x.o/xo./x..",
+        "x.o/.ox/x..",
+        "x.o/.o./xx.",
+        "x.o/.o./x.x",
     ]
     childs[0][2, 2] = O
     assert format_board(board) == "x.o/.o./x.."
@@ -122,10 +122,14 @@ def test_game_status_and_score():
     assert score(parse_board("oxo/oxo/xox"), O, 9) == 0
 
 
-LINES = [[(r, 0), (r, 1), (r, 2)] for r in range(3)] + [[(0, c), (1, c), (2, c)] for c in range(3)] + [
-    [(0, 0), (1, 1), (2, 2)],
-    [(0, 2), (1, 1), (2, 0)],
-]
+LINES = (
+    [[(r, 0), (r, 1), (r, 2)] for r in range(3)]
+    + [[(0, c), (1, c), (2, c)] for c in range(3)]
+    + [
+        [(0, 0), (1, 1), (2, 2)],
+        [(0, 2), (1, 1), (2, 0)],
+    ]
+)
 
 
 @pytest.mark.parametrize("player", [O, X])
@@ -166,6 +170,7 @@ def test_solution_helpers_are_the_given_helpers(board, turn, depth):
 
 
 # --- legality ---------------------------------------------------------------
+
 
 def reachable_boards(first_players) -> set[str]:
     """Every board some game reaches, from the empty board, stopping at a finished one."""
@@ -209,6 +214,7 @@ def test_random_position_rejects_impossible_ranges():
 
 # --- the lab's search -------------------------------------------------------
 
+
 def test_known_figure_from_the_empty_board():
     result = lab_minimax(np.zeros((3, 3)), O)
     assert (result.points, result.nodes_visited, notation(result.choice)) == (0, 20865, "o../.../...")
@@ -251,6 +257,7 @@ def test_cut_off_on_equality_with_beta():
 
 
 # --- true values and optimal moves ------------------------------------------
+
 
 def test_win_in_one_is_the_only_optimal_move():
     board = parse_board("oo./xx./...")
@@ -312,6 +319,7 @@ def test_bound_specification(position, player, depth, data):
 
 # --- the reference solution in the student API -------------------------------
 
+
 @contextmanager
 def recorded_get_childs(module):
     """Record the boards on which `module`'s searches call `get_childs`, as the grader does."""
@@ -342,7 +350,9 @@ def test_solution_minimax_matches_the_lab_search(position):
     with recorded_get_childs(solution) as expanded:
         choice, points, nodes_visited = solution.minimax(board.copy(), turn)
     assert (notation(choice), points, nodes_visited) == (
-        notation(expected.choice), expected.points, expected.nodes_visited,
+        notation(expected.choice),
+        expected.points,
+        expected.nodes_visited,
     )
     assert expanded == expected.expanded
 
@@ -359,7 +369,9 @@ def test_solution_maximize_and_minimize_match_the_lab_search(position, player, d
     with recorded_get_childs(solution) as expanded:
         choice, utility, nodes_visited = student_search(board.copy(), turn, player, depth, alpha, beta, 5)
     assert (notation(choice), utility, nodes_visited) == (
-        notation(expected.choice), expected.points, expected.nodes_visited,
+        notation(expected.choice),
+        expected.points,
+        expected.nodes_visited,
     )
     assert expanded == expected.expanded
 

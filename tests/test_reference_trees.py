@@ -61,7 +61,10 @@ INVALID = {
     "self loop": ({"a": ["a", "x"]}, {"x": 1}, None, "'a' -> 'a' is a cycle"),
     "cycle off the root": ({"a": ["b"], "c": ["d"], "d": ["c"]}, {"b": 1}, None, "'c' -> 'd' -> 'c'"),
     "shared child": (
-        {"a": ["b", "c"], "b": ["d"], "c": ["d"]}, {"d": 1}, None, "node 'd' is a child of both 'b' and 'c'"
+        {"a": ["b", "c"], "b": ["d"], "c": ["d"]},
+        {"d": 1},
+        None,
+        "node 'd' is a child of both 'b' and 'c'",
     ),
     "duplicate child": ({"a": ["b", "b"]}, {"b": 1}, None, "node 'a' lists child 'b' twice"),
     "no children": ({"a": ["b"], "b": []}, {}, None, "node 'b' has an empty list of children"),
@@ -71,7 +74,10 @@ INVALID = {
     "nan value": ({"a": ["b"]}, {"b": math.nan}, None, "leaf 'b' has value nan"),
     "infinite value": ({"a": ["b"]}, {"b": -math.inf}, None, "leaf 'b' has value -inf"),
     "internal and leaf": (
-        {"a": ["b"], "b": ["c"]}, {"b": 1, "c": 2}, None, "node 'b' has both children (in graph) and a value"
+        {"a": ["b"], "b": ["c"]},
+        {"b": 1, "c": 2},
+        None,
+        "node 'b' has both children (in graph) and a value",
     ),
     "unreachable leaf": ({"a": ["b"]}, {"b": 1, "z": 2}, None, "node 'z' is not reachable from the root 'a'"),
     "two roots": ({"a": ["x"], "b": ["y"]}, {"x": 1, "y": 2}, None, "2 nodes are nobody's child ('a', 'b')"),

@@ -2,6 +2,7 @@
 with a clear `limits` or `load` message, leaves no process behind, and leaves the
 grader's files untouched. Attacks on the file system and the network are only stopped
 at the `namespaces` isolation level; those tests run only where it is available."""
+
 from __future__ import annotations
 
 import signal
@@ -143,7 +144,9 @@ def test_writes_outside_the_work_folder_are_blocked(tmp_path):
     report, _ = grade("writes_outside.py", tmp_path)
     assert report.score == report.max_score
     # /tmp is the student's private tmpfs: writing there works and reaches nothing outside
-    assert [line for line in report.student_output.splitlines() if "WROTE" in line] == ["WROTE /tmp/abgrade-escape-marker"]
+    assert [line for line in report.student_output.splitlines() if "WROTE" in line] == [
+        "WROTE /tmp/abgrade-escape-marker"
+    ]
     assert report.student_output.count("BLOCKED") == 4
     assert not Path("/tmp/abgrade-escape-marker").exists()
     assert not Path("/root/abgrade-escape-marker").exists()
@@ -197,12 +200,11 @@ def test_a_batch_hides_the_other_students_and_the_output_folder(tmp_path):
         f"for target in ({str(classroom / 'bob' / 'lab.py')!r}, {str(out / 'gradebook.sqlite')!r}):\n"
         "    try:\n        print('READ', pathlib.Path(target).read_text())\n"
         "    except OSError as exc:\n        print('BLOCKED', type(exc).__name__)\n\n"
-        + (HOSTILE / "network.py").read_text().split("\n\n\n", 1)[1])  # its correct alphabeta
+        + (HOSTILE / "network.py").read_text().split("\n\n\n", 1)[1]
+    )  # its correct alphabeta
     report = grade_submission(alice, get_lab("tree"), load_spec(SPEC), seed=1, hidden=(classroom, out))
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
     assert "READ" not in report.student_output and report.student_output.count("BLOCKED") == 2
-
-
 
 
 def _can_make_pids_cgroup() -> bool:
@@ -240,7 +242,8 @@ def test_an_honest_submission_can_write_files_with_relative_paths(tmp_path, monk
         "import os\nfrom math import inf\ngraph = {}\nterminal_nodes = {}\n"
         "os.makedirs('cache', exist_ok=True)\n"
         "with open('cache/notes.txt', 'w') as handle:\n    handle.write('kept')\n"
-        "print('RELATIVE', open('cache/notes.txt').read(), os.getcwd() == os.environ['HOME'])\n\n\n" + source)
+        "print('RELATIVE', open('cache/notes.txt').read(), os.getcwd() == os.environ['HOME'])\n\n\n" + source
+    )
     monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVELS[level])
     report = grade_submission(folder / "writes_notes.py", get_lab("tree"), load_spec(SPEC), seed=1)
     assert report.score == report.max_score

@@ -3,6 +3,7 @@ hostile fixture per class of attack, each run at every isolation level this mach
 offers, asserting that the attacker gains nothing, that nothing outside its work folder
 changed (the grader's files are compared before and after, module-wide), and, in a
 batch, that honest students keep exactly the scores they get alone."""
+
 from __future__ import annotations
 
 import csv
@@ -74,8 +75,25 @@ def test_patching_lazily_imported_report_writers_forges_nothing(tmp_path, level)
     """Through the CLI, in one run: the report writers are imported after the cases ran."""
     attacker = _fixture("patches_grader.py", tmp_path / "subs")
     env = {**os.environ, "ABGRADE_ISOLATION": level if level == "process" else ""}
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(attacker), "--lab", "tree", "--spec", str(SPEC),
-                           "--json", str(tmp_path / "r.json")], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(attacker),
+            "--lab",
+            "tree",
+            "--spec",
+            str(SPEC),
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     results = json.loads((tmp_path / "r.json").read_text())
     assert results["score"] < results["max_score"]
     assert done.stdout.strip().splitlines()[-1] == f"Score: {results['score']:g} / {results['max_score']:g}"
@@ -130,8 +148,27 @@ def test_secrets_of_the_grader_and_the_machine_cannot_be_read(tmp_path, monkeypa
 
 def _batch(classroom: Path, level: str, timeout: float = 240) -> dict[str, float]:
     env = {**os.environ, "ABGRADE_ISOLATION": level if level == "process" else ""}
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(classroom), "--lab", "tree", "--spec", str(SPEC),
-                           "--jobs", "3", "--seed", "1"], capture_output=True, text=True, env=env, timeout=timeout)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(classroom),
+            "--lab",
+            "tree",
+            "--spec",
+            str(SPEC),
+            "--jobs",
+            "3",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
     grades = Path(f"{classroom}-abgrade") / "grades.csv"
     assert grades.exists(), done.stdout + done.stderr
     with grades.open() as handle:
@@ -158,7 +195,7 @@ def test_a_student_who_kills_its_ancestors_takes_down_no_grader(tmp_path, level)
     assert set(scores) == {"alice", "bob", "mallory"}
 
 
-ATTACK_CELL = r'''
+ATTACK_CELL = r"""
 import glob, json, os, socket, time
 found = set()
 end = time.monotonic() + 8
@@ -182,7 +219,7 @@ while time.monotonic() < end:
             except OSError as exc:
                 print("BLOCKED open", type(exc).__name__)
     time.sleep(0.05)
-'''
+"""
 
 
 @pytest.mark.slow
@@ -196,8 +233,9 @@ def test_a_notebook_cannot_reach_other_gradings_in_a_batch(tmp_path, level):
     for name, source in honest.items():
         notebook_from_py(source, classroom / f"{name}.ipynb")
     out = Path(f"{classroom}-abgrade")
-    notebook_from_py(TREE / "correct_fail_hard.py", classroom / "mallory.ipynb",
-                     before=[ATTACK_CELL.replace("@OUT@", str(out))])
+    notebook_from_py(
+        TREE / "correct_fail_hard.py", classroom / "mallory.ipynb", before=[ATTACK_CELL.replace("@OUT@", str(out))]
+    )
     scores = _batch(classroom, level)
     for name in honest:
         assert scores[name] == _alone(classroom / f"{name}.ipynb"), scores
@@ -205,7 +243,7 @@ def test_a_notebook_cannot_reach_other_gradings_in_a_batch(tmp_path, level):
     assert "GAINED" not in feedback
 
 
-GRADESCOPE_PROBE = '''
+GRADESCOPE_PROBE = """
 import glob, os, sys
 from math import inf
 
@@ -227,7 +265,7 @@ for pattern in ("@ROOT@/source/*", "@ROOT@/results/*", "@SITE@/grader/specs/*.ya
 
 def alphabeta(node, alpha, beta, max_player):
     raise RuntimeError(("LEA" + "KED: " + " ".join(LEAKS)) if LEAKS else ("NOTHING" + "-READ"))
-'''
+"""
 
 
 @needs_root
@@ -240,8 +278,13 @@ def test_gradescope_bundle_and_results_are_out_of_reach_at_the_process_level(tmp
     from .test_gradescope_bundle import installed_autograder, run_script
 
     root, python = installed_autograder(tmp_path, build_wheel(PROJECT, tmp_path / "wheel"))
-    site = subprocess.run([str(python), "-c", "import grader, os; print(os.path.dirname(os.path.dirname(grader.__file__)))"],
-                          capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import grader, os; print(os.path.dirname(os.path.dirname(grader.__file__)))"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.strip()
     (root / "results").mkdir(exist_ok=True)
     (root / "results" / "previous.json").write_text("{}")
     (root / "submission").mkdir()
@@ -304,10 +347,24 @@ def test_a_grader_that_is_not_root_confines_students_in_their_own_user_namespace
     readable = [*isolation_module.INTERPRETER_PATHS, str(PROJECT), str(tmp_path), sys.prefix]
     acl.open_way_to_group(readable, GRADER_UID)
     env = {key: value for key, value in os.environ.items() if not key.startswith("ABGRADE_")}
-    done = subprocess.run(["setpriv", f"--reuid={GRADER_UID}", f"--regid={GRADER_UID}", "--clear-groups",
-                           sys.executable, "-c", NOT_ROOT_GRADER, str(SPEC), *map(str, paths)],
-                          capture_output=True, text=True, timeout=120, cwd="/", env={**env, "HOME": "/tmp",
-                                                                                 "PYTHONPATH": str(PROJECT)})
+    done = subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={GRADER_UID}",
+            f"--regid={GRADER_UID}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            NOT_ROOT_GRADER,
+            str(SPEC),
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env={**env, "HOME": "/tmp", "PYTHONPATH": str(PROJECT)},
+    )
     out = done.stdout
     assert done.returncode == 0, done.stdout + done.stderr
     assert out.count("SCORE 8.0 8.0") == 2, out

@@ -3,6 +3,7 @@ submission, `--verbose` for everything; a submission that does not load shows it
 failure once and one line for what was not run (terminal, HTML, Gradescope JSON); every
 SyntaxError subclass shows file:line first; notebook cell notes are listed even when every
 test passes. Graded through real workers and a real kernel, via the `abgrade` command."""
+
 from __future__ import annotations
 
 import json
@@ -26,17 +27,20 @@ NOT_RUN_LINE = "tests not run: the submission did not load."
 
 
 def abgrade(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=PROJECT_DIR, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True, cwd=PROJECT_DIR, timeout=300
+    )
 
 
 def graded(path: Path, lab: str, tmp: Path, *more: object) -> tuple[list[str], dict, str]:
     """(terminal lines, results.json, HTML page) of one `abgrade grade` run."""
-    run = abgrade("grade", path, "--lab", lab, "--seed", "3", "--json", tmp / "r.json", "--html", tmp / "r.html",
-                  *more)
+    run = abgrade("grade", path, "--lab", lab, "--seed", "3", "--json", tmp / "r.json", "--html", tmp / "r.html", *more)
     assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stderr
-    return (run.stdout.rstrip("\n").splitlines(), json.loads((tmp / "r.json").read_text()),
-            (tmp / "r.html").read_text())
+    return (
+        run.stdout.rstrip("\n").splitlines(),
+        json.loads((tmp / "r.json").read_text()),
+        (tmp / "r.html").read_text(),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,18 +88,24 @@ def test_a_syntax_error_shows_the_load_failure_once_and_one_not_run_line(tmp_pat
     not_run = len(results["tests"]) - 1
     assert f"{not_run} {NOT_RUN_LINE}" in lines and shown.count("not run") == 1
     # Gradescope keeps one entry per test, each with a short output, and says it once on top
-    assert all(t["output"] == "not run: the submission did not load (see the load test)."
-               for t in results["tests"] if t["name"] != "load")
+    assert all(
+        t["output"] == "not run: the submission did not load (see the load test)."
+        for t in results["tests"]
+        if t["name"] != "load"
+    )
     assert f"{not_run} tests not run" in results["output"]
     # the HTML: the load case, then one line (no block per test that never ran)
     assert page.count('class="not-run"') == 1 and f"{not_run} {NOT_RUN_LINE}" in page
     assert page.count('<details class="case') == 1
 
 
-@pytest.mark.parametrize(("source", "kind", "line"), [
-    ("def alphabeta(node, alpha, beta, max_player):\n\tif 1:\n        return 1\n", "TabError", 3),
-    ("def alphabeta(node, alpha, beta, max_player):\nreturn 1\n", "IndentationError", 2),
-])
+@pytest.mark.parametrize(
+    ("source", "kind", "line"),
+    [
+        ("def alphabeta(node, alpha, beta, max_player):\n\tif 1:\n        return 1\n", "TabError", 3),
+        ("def alphabeta(node, alpha, beta, max_player):\nreturn 1\n", "IndentationError", 2),
+    ],
+)
 def test_syntax_error_subclasses_show_file_and_line_first(tmp_path, source, kind, line):
     path = tmp_path / "lab.py"
     path.write_text(source)
@@ -108,8 +118,9 @@ def test_syntax_error_subclasses_show_file_and_line_first(tmp_path, source, kind
 @pytest.fixture(scope="module")
 def notebook_with_failing_cell(tmp_path_factory) -> tuple[list[str], dict, str]:
     tmp = tmp_path_factory.mktemp("nb")
-    path = notebook_from_py(FIXTURES / "tree" / "correct_fail_hard.py", tmp / "lab.ipynb",
-                            before=["import numpy_does_not_exist_here"])
+    path = notebook_from_py(
+        FIXTURES / "tree" / "correct_fail_hard.py", tmp / "lab.ipynb", before=["import numpy_does_not_exist_here"]
+    )
     return graded(path, "tree", tmp)
 
 

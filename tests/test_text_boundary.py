@@ -2,6 +2,7 @@
 grading.py) and the writers that escape for their own format: hostile reprs, exception
 names, messages and output are graded through real worker processes and must never
 reach a terminal as escape sequences, crash a writer, or produce invalid JSON / XML."""
+
 from __future__ import annotations
 
 import json
@@ -29,11 +30,13 @@ GRADER_COLOURS = re.compile(r"\x1b\[(?:0|1|32|31|1;31|1;32)m")
 
 
 def abgrade(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True,
-                          cwd=PROJECT_DIR, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)], capture_output=True, text=True, cwd=PROJECT_DIR, timeout=120
+    )
 
 
 # --- the sanitiser itself -----------------------------------------------------------------
+
 
 def test_lone_surrogates_become_replacement_characters():
     assert clean_text("a\ud800b\udfff") == "a\ufffdb\ufffd"
@@ -81,24 +84,45 @@ def test_writer_helpers():
 
 # --- where observations enter ------------------------------------------------------------
 
+
 def test_returned_values_errors_and_calls_are_sanitised_on_entry():
     assert sanitize_value({"type": "Liar\x1b", "repr": "\ud800\x1b[2J"}) == {"type": "Liar␛", "repr": "\ufffd␛[2J"}
     assert sanitize_value("\x1b") == "␛"
-    error = sanitize_error({"type": "Err\x1b[2J", "message": "m\ud800", "frames": [["f\n.py", 3, "alpha\x1b",
-                                                                                   "raise X\x1b", 1]],
-                            "text": "x\x1b", "file": "a\nb.py", "line": 4})
-    assert error == {"type": "Err␛[2J", "message": "m\ufffd", "frames": [["f␊.py", 3, "alpha␛", "raise X␛", 1]],
-                     "recursion": False, "memory": False, "exit": False, "line": 4, "text": "x␛", "file": "a␊b.py"}
-    call = sanitize_call({"returned": 1, "error": None, "reads": ["a\x1b"], "seconds": 0.1,
-                          "expanded": ["\x1b[2J"], "counter": 3})
+    error = sanitize_error(
+        {
+            "type": "Err\x1b[2J",
+            "message": "m\ud800",
+            "frames": [["f\n.py", 3, "alpha\x1b", "raise X\x1b", 1]],
+            "text": "x\x1b",
+            "file": "a\nb.py",
+            "line": 4,
+        }
+    )
+    assert error == {
+        "type": "Err␛[2J",
+        "message": "m\ufffd",
+        "frames": [["f␊.py", 3, "alpha␛", "raise X␛", 1]],
+        "recursion": False,
+        "memory": False,
+        "exit": False,
+        "line": 4,
+        "text": "x␛",
+        "file": "a␊b.py",
+    }
+    call = sanitize_call(
+        {"returned": 1, "error": None, "reads": ["a\x1b"], "seconds": 0.1, "expanded": ["\x1b[2J"], "counter": 3}
+    )
     assert call == {"returned": 1, "error": None, "reads": ["a␛"], "seconds": 0.1, "expanded": ["␛[2J"], "counter": 3}
 
 
 def test_load_observations_are_sanitised_on_entry():
-    load = LoadObservation(api={"alphabeta": {"defined": True, "signature": "alphabeta(x='\x1b[2J')"}},
-                           error={"type": "Tab\x1bError", "message": "\ud800", "frames": []},
-                           failure=WorkerFailure("died", "exit \x1b[2J"), problem="bad \ud800",
-                           notes=["cell 3 raised \x1b[31mImportError"])
+    load = LoadObservation(
+        api={"alphabeta": {"defined": True, "signature": "alphabeta(x='\x1b[2J')"}},
+        error={"type": "Tab\x1bError", "message": "\ud800", "frames": []},
+        failure=WorkerFailure("died", "exit \x1b[2J"),
+        problem="bad \ud800",
+        notes=["cell 3 raised \x1b[31mImportError"],
+    )
     clean = sanitize_load(load)
     assert clean.api == {"alphabeta": {"defined": True, "signature": "alphabeta(x='␛[2J')"}}
     assert clean.error["type"] == "Tab␛Error" and clean.error["message"] == "\ufffd"
@@ -108,11 +132,22 @@ def test_load_observations_are_sanitised_on_entry():
 
 # --- end to end: real workers, real writers ------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def ansi_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict, str]:
     out = tmp_path_factory.mktemp("ansi")
-    run = abgrade("grade", TREE / "hostile_ansi_summary.py", "--lab", "tree", "--seed", "1",
-                  "--json", out / "r.json", "--html", out / "r.html")
+    run = abgrade(
+        "grade",
+        TREE / "hostile_ansi_summary.py",
+        "--lab",
+        "tree",
+        "--seed",
+        "1",
+        "--json",
+        out / "r.json",
+        "--html",
+        out / "r.html",
+    )
     return run, json.loads((out / "r.json").read_text(encoding="utf-8")), (out / "r.html").read_text("utf-8")
 
 
@@ -171,8 +206,12 @@ def test_writers_survive_text_that_skipped_the_boundary(grade):
     """Defence in depth: a report built by hand (e.g. rebuilt from a gradebook) with raw
     student text still writes valid UTF-8 JSON, HTML, JUnit and a terminal summary."""
     report = grade(TREE / "hostile_surrogate_repr.py")
-    raw = replace(report, student_output="\ud800\x1b[2J", load_notes=["cell 1 raised \ud800"],
-                  tests=[replace(t, output=t.output + "\ud800\x1b[2J") for t in report.tests])
+    raw = replace(
+        report,
+        student_output="\ud800\x1b[2J",
+        load_notes=["cell 1 raised \ud800"],
+        tests=[replace(t, output=t.output + "\ud800\x1b[2J") for t in report.tests],
+    )
     json.dumps(results_json(raw), ensure_ascii=False).encode("utf-8")
     assert "\x1b" not in summary(raw, verbose=True)
     ET.fromstring(junit_xml([raw]).encode("utf-8"))

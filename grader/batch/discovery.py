@@ -17,6 +17,7 @@ Every entry ends in one of three lists:
 Symlinks are never followed (a link could point a student's "submission" at any file the
 grader can read, and its first line would end up in the feedback).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -114,8 +115,9 @@ def discover(folder: Path, id_pattern: re.Pattern | None = None) -> Discovery:
             continue
         claim = _claim(entry, shown, id_pattern)
         if claim is None:
-            found.ignored.append(f"{shown}: not a submission (expected {' or '.join(SUPPORTED_SUFFIXES)}, "
-                                 "or a folder per student)")
+            found.ignored.append(
+                f"{shown}: not a submission (expected {' or '.join(SUPPORTED_SUFFIXES)}, or a folder per student)"
+            )
             continue
         claims.setdefault(claim.student, []).append(claim)
     for student, mine in sorted(claims.items()):
@@ -134,10 +136,9 @@ def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> _Claim | None
     if pattern is None:
         student, name, number = own_name, "", None
     elif match is None or not match.group("id"):
-        return _Claim(own_name, "", shown, None,
-                      reason=f"name does not match --id-pattern {pattern.pattern!r}")
+        return _Claim(own_name, "", shown, None, reason=f"name does not match --id-pattern {pattern.pattern!r}")
     else:
-        student, name, number = clean_name(match.group("id")), _student_name(entry.name[:match.start()]), None
+        student, name, number = clean_name(match.group("id")), _student_name(entry.name[: match.start()]), None
         lms = _LMS_NUMBER.match(entry.name, match.end("id"))
         if lms is not None:
             number = int(lms.group(1))
@@ -198,18 +199,30 @@ def _settle(folder: Path, student: str, claims: list[_Claim], found: Discovery) 
     name = next((c.name for c in claims if c.name), "")
     if chosen is not None:
         assert chosen.path is not None
-        found.submissions.append(Submission(student, chosen.path, file_hash(chosen.path),
-                                            clean_name(chosen.path.relative_to(folder).as_posix()), name))
+        found.submissions.append(
+            Submission(
+                student,
+                chosen.path,
+                file_hash(chosen.path),
+                clean_name(chosen.path.relative_to(folder).as_posix()),
+                name,
+            )
+        )
         for other in claims:
             if other is not chosen:
-                why = (f"an older submission of student {student!r} (the latest is {chosen.shown})"
-                       if other.path is not None else f"{other.reason} (another file of student {student!r})")
+                why = (
+                    f"an older submission of student {student!r} (the latest is {chosen.shown})"
+                    if other.path is not None
+                    else f"{other.reason} (another file of student {student!r})"
+                )
                 found.ignored.append(f"{other.shown}: {why}")
         return
     if usable:
         names = ", ".join(c.shown for c in usable)
-        reason = (f"student {student!r} has {len(usable)} submissions ({names}); "
-                  "keep one (or refine --id-pattern); none of them was graded")
+        reason = (
+            f"student {student!r} has {len(usable)} submissions ({names}); "
+            "keep one (or refine --id-pattern); none of them was graded"
+        )
         found.skipped.append(Skipped(student, names, reason, name))
     else:  # one row per student, saying what is wrong with each of their entries
         shown = ", ".join(c.shown for c in claims)

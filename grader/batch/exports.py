@@ -7,6 +7,7 @@ run exports everyone, not just what it graded itself):
   feedback.py) and the HTML report with the search trees drawn;
 - `summary.txt` and `summary.svg`: the class summary as text and as a picture.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,8 +27,9 @@ from .summary import ClassSummary, summary_text
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def write_grades_csv(grades: list[StoredGrade], path: Path, names: Mapping[str, str] | None = None,
-                     skipped: Sequence[Skipped] = ()) -> None:
+def write_grades_csv(
+    grades: list[StoredGrade], path: Path, names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+) -> None:
     """One row per student found: graded, error (could not be graded, with the reason) or
     skipped (the folder entry could not be used, with the reason). Text cells are
     neutralised against spreadsheet formulas; score cells are plain numbers."""
@@ -40,18 +42,56 @@ def write_grades_csv(grades: list[StoredGrade], path: Path, names: Mapping[str, 
             numbers = [""] * (2 + 2 * len(kinds))
         else:
             subtotals = grade.report.subtotals()
-            numbers = [_number(grade.report.score), _number(grade.report.max_score),
-                       *(_number(x) for kind in kinds for x in subtotals.get(kind, (None, None)))]
+            numbers = [
+                _number(grade.report.score),
+                _number(grade.report.max_score),
+                *(_number(x) for kind in kinds for x in subtotals.get(kind, (None, None))),
+            ]
         status = "graded" if grade.report is not None else "error"
-        rows.append((grade.student, [_text(grade.student), _text(names.get(grade.student, "")), _text(grade.file),
-                                     status, *numbers, f"feedback/{files[grade.student]}", _text(grade.error or "")]))
+        rows.append(
+            (
+                grade.student,
+                [
+                    _text(grade.student),
+                    _text(names.get(grade.student, "")),
+                    _text(grade.file),
+                    status,
+                    *numbers,
+                    f"feedback/{files[grade.student]}",
+                    _text(grade.error or ""),
+                ],
+            )
+        )
     for entry in skipped:
-        rows.append((entry.student, [_text(entry.student), _text(entry.name), _text(entry.shown), "skipped",
-                                     *([""] * (2 + 2 * len(kinds))), "", _text(entry.reason)]))
+        rows.append(
+            (
+                entry.student,
+                [
+                    _text(entry.student),
+                    _text(entry.name),
+                    _text(entry.shown),
+                    "skipped",
+                    *([""] * (2 + 2 * len(kinds))),
+                    "",
+                    _text(entry.reason),
+                ],
+            )
+        )
     with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "name", "file", "status", "score", "max_score",
-                         *(column for kind in kinds for column in (kind, f"{kind}_max")), "feedback", "reason"])
+        writer.writerow(
+            [
+                "student",
+                "name",
+                "file",
+                "status",
+                "score",
+                "max_score",
+                *(column for kind in kinds for column in (kind, f"{kind}_max")),
+                "feedback",
+                "reason",
+            ]
+        )
         writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
 
 
@@ -64,7 +104,7 @@ def _number(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-SLUG_CHARS = 60    # of the readable part; with the hash a name stays far below the 255-byte limit
+SLUG_CHARS = 60  # of the readable part; with the hash a name stays far below the 255-byte limit
 HASH_CHARS = 12
 
 
@@ -89,8 +129,7 @@ def feedback_names(students: list[str]) -> dict[str, str]:
     return names
 
 
-def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidden: bool,
-                   hints: dict[str, str]) -> None:
+def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidden: bool, hints: dict[str, str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     names = feedback_names([g.student for g in grades])
     for grade in grades:
@@ -100,9 +139,15 @@ def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidde
             write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints)
 
 
-def write_exports(grades: list[StoredGrade], summary: ClassSummary, hints: dict[str, str],
-                  out: Path, show_hidden: bool, names: Mapping[str, str] | None = None,
-                  skipped: Sequence[Skipped] = ()) -> None:
+def write_exports(
+    grades: list[StoredGrade],
+    summary: ClassSummary,
+    hints: dict[str, str],
+    out: Path,
+    show_hidden: bool,
+    names: Mapping[str, str] | None = None,
+    skipped: Sequence[Skipped] = (),
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_grades_csv(grades, out / "grades.csv", names, skipped)
     write_feedback(grades, summary.lab, out / "feedback", show_hidden, hints)

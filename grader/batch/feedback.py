@@ -2,6 +2,7 @@
 with its output. Tests that are not `visible` are named, but their details are withheld
 unless the instructor asks for them (`--show-hidden`). Failed tests with the same output
 (e.g. everything "not run" after a failed load) share one block."""
+
 from __future__ import annotations
 
 import re
@@ -14,15 +15,25 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
     lines = [f"# abgrade feedback: {md(grade.student)}", "", f"Lab {md(lab)}, submission {md(grade.file)}.", ""]
     if grade.report is None:
         if grade.machine:
-            lines += ["Your submission could not be graded yet because of a problem on the grading machine, "
-                      "not in your code. It will be graded again."]
+            lines += [
+                "Your submission could not be graded yet because of a problem on the grading machine, "
+                "not in your code. It will be graded again."
+            ]
         else:
-            lines += ["Your submission could not be graded: the grader failed on it. Your instructor has the "
-                      "details; the reason:", "", fenced(grade.error or "unknown")]
+            lines += [
+                "Your submission could not be graded: the grader failed on it. Your instructor has the "
+                "details; the reason:",
+                "",
+                fenced(grade.error or "unknown"),
+            ]
         return "\n".join(lines) + "\n"
     report = grade.report
-    lines += [f"**Score: {report.score:g} / {report.max_score:g}**", "",
-              "| check | score | max | |", "| --- | ---: | ---: | --- |"]
+    lines += [
+        f"**Score: {report.score:g} / {report.max_score:g}**",
+        "",
+        "| check | score | max | |",
+        "| --- | ---: | ---: | --- |",
+    ]
     for kind, (got, most) in report.subtotals().items():
         lines.append(f"| {md(kind)} | {got:g} | {most:g} | {'ok' if got == most else 'FAIL'} |")
     if report.load_notes:  # failing or skipped notebook cells: shown even when every test passed
@@ -42,9 +53,12 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
     if report.not_run:
         lines += ["", f"{len(report.not_run)} tests not run: the submission did not load (see the load test)."]
     if withheld:
-        lines += ["", "## Tests not public yet", "",
-                  "These failed; their details are withheld for now: "
-                  + ", ".join(_points(t) for t in withheld) + "."]
+        lines += [
+            "",
+            "## Tests not public yet",
+            "",
+            "These failed; their details are withheld for now: " + ", ".join(_points(t) for t in withheld) + ".",
+        ]
     return "\n".join(lines) + "\n"
 
 

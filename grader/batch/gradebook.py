@@ -2,6 +2,7 @@
 submission and one per test. Each submission is written in its own transaction the moment
 it is graded, so Ctrl-C, a crash or SIGKILL of the batch loses nothing already graded,
 and a later run can tell what is still missing or out of date."""
+
 from __future__ import annotations
 
 import json
@@ -97,14 +98,14 @@ class StoredGrade:
 
     student: str
     file: str
-    status: str              # "graded" or "error" (could not be graded)
+    status: str  # "graded" or "error" (could not be graded)
     run_id: int
     seed: int
     seconds: float
     graded_at: str
     report: GradeReport | None = None
     error: str | None = None
-    machine: bool = True     # an error caused by the machine (retried next run), not by grading this file
+    machine: bool = True  # an error caused by the machine (retried next run), not by grading this file
 
 
 def _now() -> str:
@@ -172,7 +173,8 @@ class Gradebook:
             cursor = self.db.execute(
                 "INSERT INTO runs (lab, spec_version, spec_digest, seed, jobs, folder, started, pid) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (spec.lab, spec.version, spec.digest, seed, jobs, str(folder), _now(), os.getpid()))
+                (spec.lab, spec.version, spec.digest, seed, jobs, str(folder), _now(), os.getpid()),
+            )
         return int(cursor.lastrowid)
 
     def mark_killed(self) -> list[int]:
@@ -190,8 +192,9 @@ class Gradebook:
     def last_seed(self, spec: Spec) -> int | None:
         """The seed of the latest run of this lab and spec, so that a resumed or
         incremental run gives the students it grades the same hidden cases."""
-        row = self.db.execute("SELECT seed FROM runs WHERE lab = ? AND spec_digest = ? ORDER BY id DESC LIMIT 1",
-                              (spec.lab, spec.digest)).fetchone()
+        row = self.db.execute(
+            "SELECT seed FROM runs WHERE lab = ? AND spec_digest = ? ORDER BY id DESC LIMIT 1", (spec.lab, spec.digest)
+        ).fetchone()
         return row[0] if row else None
 
     # submissions --------------------------------------------------------------------
@@ -200,33 +203,82 @@ class Gradebook:
         """Student -> what their stored grade was computed from. Machine errors are left
         out, so they are graded again; a file the grader failed on stays failed until it,
         the spec or the seed changes (grading it again would only fail again)."""
-        rows = self.db.execute("SELECT student, file_hash, spec_version, spec_digest, seed FROM submissions "
-                               "WHERE lab = ? AND (status = 'graded' OR machine = 0)", (lab,))
+        rows = self.db.execute(
+            "SELECT student, file_hash, spec_version, spec_digest, seed FROM submissions "
+            "WHERE lab = ? AND (status = 'graded' OR machine = 0)",
+            (lab,),
+        )
         return {student: GradeKey(*key) for student, *key in rows}
 
-    def record_report(self, run_id: int, spec: Spec, seed: int, submission: Submission,
-                      report: GradeReport, seconds: float) -> None:
+    def record_report(
+        self, run_id: int, spec: Spec, seed: int, submission: Submission, report: GradeReport, seconds: float
+    ) -> None:
         """Store a graded submission and its tests, replacing any older grade."""
         with self._transaction():
-            self._replace(run_id, spec, seed, submission, "graded", report.score, report.max_score, None, seconds,
-                          notes={"notes": report.notes, "load_notes": report.load_notes})
+            self._replace(
+                run_id,
+                spec,
+                seed,
+                submission,
+                "graded",
+                report.score,
+                report.max_score,
+                None,
+                seconds,
+                notes={"notes": report.notes, "load_notes": report.load_notes},
+            )
             self.db.executemany(
                 "INSERT INTO tests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(spec.lab, submission.student, position, t.name, t.kind, t.case, t.score, t.max_score,
-                  int(t.passed), t.visibility, t.output, json.dumps(t.diagnoses),
-                  None if t.details is None else json.dumps(t.details), int(t.not_run))
-                 for position, t in enumerate(report.tests)])
+                [
+                    (
+                        spec.lab,
+                        submission.student,
+                        position,
+                        t.name,
+                        t.kind,
+                        t.case,
+                        t.score,
+                        t.max_score,
+                        int(t.passed),
+                        t.visibility,
+                        t.output,
+                        json.dumps(t.diagnoses),
+                        None if t.details is None else json.dumps(t.details),
+                        int(t.not_run),
+                    )
+                    for position, t in enumerate(report.tests)
+                ],
+            )
 
-    def record_error(self, run_id: int, spec: Spec, seed: int, submission: Submission,
-                     message: str, seconds: float, machine: bool = True) -> None:
+    def record_error(
+        self,
+        run_id: int,
+        spec: Spec,
+        seed: int,
+        submission: Submission,
+        message: str,
+        seconds: float,
+        machine: bool = True,
+    ) -> None:
         """Store that this submission could not be graded: because of the machine (retried
         next run), or because grading this file failed (`machine=False`)."""
         with self._transaction():
             self._replace(run_id, spec, seed, submission, "error", None, None, message, seconds, machine)
 
-    def _replace(self, run_id: int, spec: Spec, seed: int, submission: Submission, status: str,
-                 score: float | None, max_score: float | None, error: str | None, seconds: float,
-                 machine: bool = True, notes: dict | None = None) -> None:
+    def _replace(
+        self,
+        run_id: int,
+        spec: Spec,
+        seed: int,
+        submission: Submission,
+        status: str,
+        score: float | None,
+        max_score: float | None,
+        error: str | None,
+        seconds: float,
+        machine: bool = True,
+        notes: dict | None = None,
+    ) -> None:
         key = (spec.lab, submission.student)
         self.db.execute("DELETE FROM tests WHERE lab = ? AND student = ?", key)
         self.db.execute("DELETE FROM submissions WHERE lab = ? AND student = ?", key)
@@ -234,29 +286,68 @@ class Gradebook:
             "INSERT INTO submissions (lab, student, file, file_hash, spec_version, spec_digest, seed, run_id, "
             "status, score, max_score, error, seconds, graded_at, machine, notes) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*key, submission.shown, submission.file_hash, spec.version, spec.digest, seed, run_id, status,
-             score, max_score, error, seconds, _now(), int(machine), json.dumps(notes or {})))
+            (
+                *key,
+                submission.shown,
+                submission.file_hash,
+                spec.version,
+                spec.digest,
+                seed,
+                run_id,
+                status,
+                score,
+                max_score,
+                error,
+                seconds,
+                _now(),
+                int(machine),
+                json.dumps(notes or {}),
+            ),
+        )
 
     def grades(self, lab: str, students: list[str]) -> list[StoredGrade]:
         """The stored grades of these students (those that have one), by student."""
         wanted = set(students)
         grades = []
-        rows = self.db.execute("SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine, "
-                               "notes FROM submissions WHERE lab = ? ORDER BY student", (lab,))
+        rows = self.db.execute(
+            "SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine, "
+            "notes FROM submissions WHERE lab = ? ORDER BY student",
+            (lab,),
+        )
         for student, file, status, run_id, seed, seconds, graded_at, error, machine, notes in rows.fetchall():
             if student in wanted:
                 report = self._report(lab, student, file, seconds, json.loads(notes)) if status == "graded" else None
-                grades.append(StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error,
-                                          bool(machine)))
+                grades.append(
+                    StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error, bool(machine))
+                )
         return grades
 
     def _report(self, lab: str, student: str, file: str, seconds: float, notes: dict) -> GradeReport:
-        rows = self.db.execute("SELECT name, kind, case_name, max_score, passed, visibility, output, diagnoses, "
-                               "details, not_run FROM tests WHERE lab = ? AND student = ? ORDER BY position",
-                               (lab, student))
-        tests = [TestResult(name=name, kind=kind, max_score=most, passed=bool(passed), output=output,
-                            visibility=visibility, case=case, diagnoses=json.loads(diagnoses),
-                            details=None if details is None else json.loads(details), not_run=bool(not_run))
-                 for name, kind, case, most, passed, visibility, output, diagnoses, details, not_run in rows]
-        return GradeReport(lab=lab, submission=file, tests=tests, execution_time=seconds,
-                           notes=list(notes.get("notes", [])), load_notes=list(notes.get("load_notes", [])))
+        rows = self.db.execute(
+            "SELECT name, kind, case_name, max_score, passed, visibility, output, diagnoses, "
+            "details, not_run FROM tests WHERE lab = ? AND student = ? ORDER BY position",
+            (lab, student),
+        )
+        tests = [
+            TestResult(
+                name=name,
+                kind=kind,
+                max_score=most,
+                passed=bool(passed),
+                output=output,
+                visibility=visibility,
+                case=case,
+                diagnoses=json.loads(diagnoses),
+                details=None if details is None else json.loads(details),
+                not_run=bool(not_run),
+            )
+            for name, kind, case, most, passed, visibility, output, diagnoses, details, not_run in rows
+        ]
+        return GradeReport(
+            lab=lab,
+            submission=file,
+            tests=tests,
+            execution_time=seconds,
+            notes=list(notes.get("notes", [])),
+            load_notes=list(notes.get("load_notes", [])),
+        )

@@ -3,6 +3,7 @@ students twice, possibly with two seeds (two different sets of hidden cases), an
 would claim success; so a run holds an exclusive `flock` on `OUT/gradebook.lock` from
 before it opens the gradebook until it ends. The kernel drops the lock when the holder
 dies, however it dies, so a killed run never leaves a stale lock behind."""
+
 from __future__ import annotations
 
 import fcntl
@@ -38,8 +39,10 @@ def gradebook_lock(out: Path, wait: float = WAIT_SECONDS) -> Iterator[Path]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-                    raise GradebookBusy(f"{path}: another abgrade batch (pid {holder}) is grading into this "
-                                        "folder; wait until it ends (or stop it), then run again") from None
+                    raise GradebookBusy(
+                        f"{path}: another abgrade batch (pid {holder}) is grading into this "
+                        "folder; wait until it ends (or stop it), then run again"
+                    ) from None
                 time.sleep(0.1)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -1,6 +1,7 @@
 """The class summary as a picture, written as SVG by hand (no plotting library): a
 histogram of scores over tenths of the maximum, a bar chart of the checks that fail for
 the most students, and one of the likely causes (diagnosed classic bugs) with their hints."""
+
 from __future__ import annotations
 
 from html import escape  # XML-safe too, and lighter to import than xml.sax.saxutils
@@ -17,18 +18,29 @@ SCORE_COLOR, FULL_COLOR, FAIL_COLOR, CAUSE_COLOR, INK = "#4a7ebb", "#3c9a5f", "#
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", size: int = 12, weight: str = "normal") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-            f'font-weight="{weight}" fill="{INK}">{escape(text)}</text>')
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
+        f'font-weight="{weight}" fill="{INK}">{escape(text)}</text>'
+    )
 
 
 def _rect(x: float, y: float, width: float, height: float, color: str, title: str) -> str:
-    return (f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" fill="{color}">'
-            f'<title>{escape(title)}</title></rect>')
+    return (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" fill="{color}">'
+        f"<title>{escape(title)}</title></rect>"
+    )
 
 
 def _histogram(summary: ClassSummary, top: float) -> list[str]:
-    parts = [_text(MARGIN, top, f"Scores of {len(summary.scores)} graded students (share of the maximum)",
-                   size=14, weight="bold")]
+    parts = [
+        _text(
+            MARGIN,
+            top,
+            f"Scores of {len(summary.scores)} graded students (share of the maximum)",
+            size=14,
+            weight="bold",
+        )
+    ]
     base = top + 24 + HISTOGRAM_HEIGHT
     slot = (WIDTH - 2 * MARGIN) / len(summary.histogram)
     tallest = max((count for _, count in summary.histogram), default=0) or 1
@@ -44,8 +56,9 @@ def _histogram(summary: ClassSummary, top: float) -> list[str]:
     return parts
 
 
-def _bars(title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str,
-          hints: dict[str, str] | None = None) -> list[str]:
+def _bars(
+    title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str, hints: dict[str, str] | None = None
+) -> list[str]:
     """A titled horizontal bar chart of (label, students); `hints` become the bars' tooltips."""
     parts = [_text(MARGIN, top, title, size=14, weight="bold")]
     if not rows:
@@ -73,16 +86,34 @@ def class_picture(summary: ClassSummary, hints: dict[str, str] | None = None) ->
     causes_top = checks_top + _height(summary.failing_checks)
     height = causes_top + _height(summary.diagnoses) + MARGIN
     title = f"abgrade class summary, lab {summary.lab}"
-    body = (_histogram(summary, MARGIN)
-            + _bars("Most frequent failing checks (students)", summary.failing_checks, checks_top,
-                    "none: every graded student passed every check", FAIL_COLOR)
-            + _bars("Likely causes: classic bugs diagnosed (students)", summary.diagnoses, causes_top,
-                    "none diagnosed", CAUSE_COLOR, hints))
-    return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" aria-label="{escape(title)}">',
-        f"<title>{escape(title)}</title>",
-        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-        *body,
-        "</svg>",
-    ]) + "\n"
+    body = (
+        _histogram(summary, MARGIN)
+        + _bars(
+            "Most frequent failing checks (students)",
+            summary.failing_checks,
+            checks_top,
+            "none: every graded student passed every check",
+            FAIL_COLOR,
+        )
+        + _bars(
+            "Likely causes: classic bugs diagnosed (students)",
+            summary.diagnoses,
+            causes_top,
+            "none diagnosed",
+            CAUSE_COLOR,
+            hints,
+        )
+    )
+    return (
+        "\n".join(
+            [
+                f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+                f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" aria-label="{escape(title)}">',
+                f"<title>{escape(title)}</title>",
+                f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
+                *body,
+                "</svg>",
+            ]
+        )
+        + "\n"
+    )

@@ -13,6 +13,7 @@ nothing of Jupyter or asyncio lives there, and forking saves starting a fork ser
 interrupt stops) and die with their parent (PR_SET_PDEATHSIG), so that SIGKILL of the batch
 leaves no grader behind; the student processes a worker starts die with it in turn.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -30,9 +31,9 @@ from typing import Any
 from ..sandbox.limits import die_with_grader
 from ..sandbox.worker import exit_description
 
-ATTEMPTS = 3               # a job whose worker dies or whose task raises is tried this often
+ATTEMPTS = 3  # a job whose worker dies or whose task raises is tried this often
 RETRY_DELAY_SECONDS = 1.0  # per attempt already made: a machine that can't start a kernel gets a breather
-TICK_SECONDS = 0.25        # how often the caller's on_tick runs (progress bar) while waiting
+TICK_SECONDS = 0.25  # how often the caller's on_tick runs (progress bar) while waiting
 
 
 @dataclass
@@ -52,7 +53,7 @@ class JobResult:
     failure: str | None = None
     seconds: float = 0.0
     retryable: bool = False  # the worker died or the task raised: another attempt may succeed
-    machine: bool = False    # the task raised (a machine problem), as opposed to a death or an expired deadline
+    machine: bool = False  # the task raised (a machine problem), as opposed to a death or an expired deadline
 
 
 def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
@@ -112,9 +113,14 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def run_jobs(jobs: list[Job], task: Callable[[Path], Any], workers: int, deadline: float,
-             on_result: Callable[[JobResult], None],
-             on_tick: Callable[[list[float]], None] = lambda running: None) -> None:
+def run_jobs(
+    jobs: list[Job],
+    task: Callable[[Path], Any],
+    workers: int,
+    deadline: float,
+    on_result: Callable[[JobResult], None],
+    on_tick: Callable[[list[float]], None] = lambda running: None,
+) -> None:
     """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
     `on_result` in this process as each job ends. A job whose worker dies or whose task
     raises is retried (ATTEMPTS in all); one that runs longer than `deadline` seconds is
@@ -157,8 +163,13 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def _dispatch(queue: deque[Job], pool: list[_Worker], context: multiprocessing.context.BaseContext,
-              task: Callable[[Path], Any], workers: int) -> None:
+def _dispatch(
+    queue: deque[Job],
+    pool: list[_Worker],
+    context: multiprocessing.context.BaseContext,
+    task: Callable[[Path], Any],
+    workers: int,
+) -> None:
     now = time.monotonic()
     for job in [j for j in queue if j.not_before <= now]:
         worker = next((w for w in pool if w.job is None), None)
@@ -187,11 +198,16 @@ def _collect(worker: _Worker, deadline: float) -> JobResult | None:
             return JobResult(job, failure=str(value), seconds=seconds, retryable=True, machine=True)
     if not worker.process.is_alive():
         worker.process.join()
-        return JobResult(job, failure=f"the grader process {exit_description(worker.process.exitcode)} "
-                                      "while grading", seconds=seconds, retryable=True)
+        return JobResult(
+            job,
+            failure=f"the grader process {exit_description(worker.process.exitcode)} while grading",
+            seconds=seconds,
+            retryable=True,
+        )
     if seconds > deadline:
         worker.process.kill()
         worker.process.join()
-        return JobResult(job, failure=f"grading took longer than {deadline:g} s; the grader process was stopped",
-                         seconds=seconds)
+        return JobResult(
+            job, failure=f"grading took longer than {deadline:g} s; the grader process was stopped", seconds=seconds
+        )
     return None

@@ -1,5 +1,6 @@
 """Progress of a batch on stderr: on a terminal, a bar redrawn in place; elsewhere (logs,
 CI, a test's pipe) one line per finished submission. Both show an ETA."""
+
 from __future__ import annotations
 
 import time
@@ -9,8 +10,9 @@ from typing import TextIO
 BAR_WIDTH = 30
 
 
-def eta_seconds(done: int, total: int, elapsed: float, running: Sequence[float] = (), mean: float = 0.0,
-                limit: float | None = None) -> float | None:
+def eta_seconds(
+    done: int, total: int, elapsed: float, running: Sequence[float] = (), mean: float = 0.0, limit: float | None = None
+) -> float | None:
     """Time left; None before the first result. The jobs not started yet take the
     throughput so far (all workers together); and the run can't end before its running
     jobs do (`running`: how long each has run). A running job younger than the `mean`
@@ -72,8 +74,13 @@ class Progress:
         self.running = list(running)
         if self.live:
             percent = 100 * self.done // self.total if self.total else 100
-            print(f"\r\033[K{self.done}/{self.total} [{bar(self.done, self.total)}] {percent:3d}%  "
-                  f"{len(self.running)} running  {self._timing()}", end="", file=self.stream, flush=True)
+            print(
+                f"\r\033[K{self.done}/{self.total} [{bar(self.done, self.total)}] {percent:3d}%  "
+                f"{len(self.running)} running  {self._timing()}",
+                end="",
+                file=self.stream,
+                flush=True,
+            )
 
     def close(self) -> None:
         if self.live:

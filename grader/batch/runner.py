@@ -1,6 +1,7 @@
 """A batch run from start to end: find the submissions, decide which ones need grading
 (missing, changed, or graded with another spec or seed), grade them in the pool while the
 gradebook records each one, then export everything the gradebook holds for the class."""
+
 from __future__ import annotations
 
 import re
@@ -35,9 +36,9 @@ class BatchOptions:
     out: Path
     jobs: int
     id_pattern: re.Pattern | None = None
-    seed: int | None = None       # None: the seed of the last run of this spec, or a fresh one
-    regrade: bool = False         # grade everything again (with a fresh seed unless `seed` is given)
-    show_hidden: bool = False     # feedback shows hidden tests' details
+    seed: int | None = None  # None: the seed of the last run of this spec, or a fresh one
+    regrade: bool = False  # grade everything again (with a fresh seed unless `seed` is given)
+    show_hidden: bool = False  # feedback shows hidden tests' details
     command: tuple[str, ...] = ()  # the command line as typed, for the advice after an interrupt
 
 
@@ -45,11 +46,11 @@ class BatchOptions:
 class BatchResult:
     run_id: int
     seed: int
-    found: int                    # submissions discovered in the folder
-    graded_now: int               # graded (or failed to grade) by this run
+    found: int  # submissions discovered in the folder
+    graded_now: int  # graded (or failed to grade) by this run
     summary: ClassSummary
     problems: list[str] = field(default_factory=list)  # students' folder entries left out, and why
-    ignored: list[str] = field(default_factory=list)   # entries that are not submissions
+    ignored: list[str] = field(default_factory=list)  # entries that are not submissions
     killed_runs: list[int] = field(default_factory=list)  # earlier runs found dead, now marked killed
 
 
@@ -68,12 +69,16 @@ def choose_seed(book: Gradebook, spec: Spec, requested: int | None, regrade: boo
     return new_seed() if last is None else last
 
 
-def needs_grading(submissions: list[Submission], stored: dict[str, GradeKey], spec: Spec, seed: int,
-                  regrade: bool) -> list[Submission]:
+def needs_grading(
+    submissions: list[Submission], stored: dict[str, GradeKey], spec: Spec, seed: int, regrade: bool
+) -> list[Submission]:
     """Missing, errored, changed, or graded under another spec or seed; all with `regrade`.
     Notebooks first: they take longest, and starting them early shortens the tail."""
-    todo = [s for s in submissions
-            if regrade or stored.get(s.student) != GradeKey(s.file_hash, spec.version, spec.digest, seed)]
+    todo = [
+        s
+        for s in submissions
+        if regrade or stored.get(s.student) != GradeKey(s.file_hash, spec.version, spec.digest, seed)
+    ]
     return sorted(todo, key=lambda s: (s.path.suffix != ".ipynb", s.student))
 
 
@@ -91,8 +96,9 @@ def resume_advice(options: BatchOptions, seed: int) -> str:
     return f"to grade the rest with the same seed, run the same command without --regrade (seed {seed})"
 
 
-def run_batch(options: BatchOptions, lab: Lab, spec: Spec, stream: TextIO,
-              task: Callable[[Path], Any] | None = None) -> BatchResult:
+def run_batch(
+    options: BatchOptions, lab: Lab, spec: Spec, stream: TextIO, task: Callable[[Path], Any] | None = None
+) -> BatchResult:
     """Grade the class folder; `stream` gets the progress, `task` (for tests) replaces the
     real grading. On Ctrl-C or any error the run is marked interrupted and the exception
     goes on: what was graded is in the gradebook, and the advice printed says what
@@ -107,8 +113,15 @@ def run_batch(options: BatchOptions, lab: Lab, spec: Spec, stream: TextIO,
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_locked(options: BatchOptions, folder: Path, lab: Lab, spec: Spec, stream: TextIO,
-                task: Callable[[Path], Any] | None, scratch: Path) -> BatchResult:
+def _run_locked(
+    options: BatchOptions,
+    folder: Path,
+    lab: Lab,
+    spec: Spec,
+    stream: TextIO,
+    task: Callable[[Path], Any] | None,
+    scratch: Path,
+) -> BatchResult:
     discovery = discover(folder, options.id_pattern)
     book = Gradebook(options.out / GRADEBOOK_NAME)
     try:
@@ -116,11 +129,15 @@ def _run_locked(options: BatchOptions, folder: Path, lab: Lab, spec: Spec, strea
         seed = choose_seed(book, spec, options.seed, options.regrade)
         lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
         todo = needs_grading(discovery.submissions, book.valid_keys(spec.lab), spec, seed, options.regrade)
-        print(f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
-              f"with {options.jobs} worker(s), seed {seed}", file=stream)
+        print(
+            f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
+            f"with {options.jobs} worker(s), seed {seed}",
+            file=stream,
+        )
         for run_id in killed:
-            print(f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept",
-                  file=stream)
+            print(
+                f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept", file=stream
+            )
         for problem in discovery.problems:
             print(f"  skipped {problem}", file=stream)
         for entry in discovery.ignored:
@@ -148,16 +165,27 @@ def _run_locked(options: BatchOptions, folder: Path, lab: Lab, spec: Spec, strea
         except BaseException:
             progress.close()
             book.end_run(run_id, "interrupted")
-            print(f"abgrade batch: interrupted after {progress.done} of {len(todo)}; every finished submission "
-                  f"is in the gradebook; {resume_advice(options, seed)}", file=stream)
+            print(
+                f"abgrade batch: interrupted after {progress.done} of {len(todo)}; every finished submission "
+                f"is in the gradebook; {resume_advice(options, seed)}",
+                file=stream,
+            )
             raise
         progress.close()
         book.end_run(run_id, "complete")
         grades = book.grades(spec.lab, [s.student for s in discovery.submissions])
         summary = summarize(spec.lab, grades)
-        write_exports(grades, summary, lab.bug_hints, options.out, options.show_hidden,
-                      {s.student: s.name for s in discovery.submissions}, discovery.skipped)
-        return BatchResult(run_id, seed, len(discovery.submissions), len(todo), summary, discovery.problems,
-                           discovery.ignored, killed)
+        write_exports(
+            grades,
+            summary,
+            lab.bug_hints,
+            options.out,
+            options.show_hidden,
+            {s.student: s.name for s in discovery.submissions},
+            discovery.skipped,
+        )
+        return BatchResult(
+            run_id, seed, len(discovery.submissions), len(todo), summary, discovery.problems, discovery.ignored, killed
+        )
     finally:
         book.close()

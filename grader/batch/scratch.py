@@ -3,6 +3,7 @@
 batch's pid and holding an `owner` file (pid and process start time). A run removes its
 folder when it ends; a run that was killed can't, so every run first removes the folders
 whose owner is gone."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The class at a glance: how scores are spread, which checks fail most often, and which
 classic bugs (TestResult.diagnoses) explain them; as plain data and as a text table."""
+
 from __future__ import annotations
 
 import statistics
@@ -15,12 +16,12 @@ TOP = 10
 @dataclass
 class ClassSummary:
     lab: str
-    scores: list[tuple[float, float]] = field(default_factory=list)   # (score, max) of each graded student
-    errors: list[tuple[str, str]] = field(default_factory=list)        # (student, the machine problem): retried
-    failed: list[tuple[str, str]] = field(default_factory=list)        # (student, why grading this file failed)
-    histogram: list[tuple[str, int]] = field(default_factory=list)     # (percent range, students)
+    scores: list[tuple[float, float]] = field(default_factory=list)  # (score, max) of each graded student
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (student, the machine problem): retried
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (student, why grading this file failed)
+    histogram: list[tuple[str, int]] = field(default_factory=list)  # (percent range, students)
     failing_checks: list[tuple[str, int]] = field(default_factory=list)  # (test name, students failing it)
-    diagnoses: list[tuple[str, int]] = field(default_factory=list)     # (classic bug, students)
+    diagnoses: list[tuple[str, int]] = field(default_factory=list)  # (classic bug, students)
 
 
 def score_bin(score: float, most: float) -> int:
@@ -64,8 +65,10 @@ def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
     if summary.scores:
         points = [s for s, _ in summary.scores]
         most = max(m for _, m in summary.scores)
-        lines.append(f"  score: mean {statistics.mean(points):.1f}, median {statistics.median(points):g}, "
-                     f"min {min(points):g}, max {max(points):g} (out of {most:g})")
+        lines.append(
+            f"  score: mean {statistics.mean(points):.1f}, median {statistics.median(points):g}, "
+            f"min {min(points):g}, max {max(points):g} (out of {most:g})"
+        )
         lines.append("")
         lines.append(f"  {'score':<9}{'students':>8}")
         widest = max(n for _, n in summary.histogram) or 1
@@ -82,8 +85,10 @@ def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
         lines += ["", "  not graded (a machine problem, not the student's; run the same command again):"]
         lines += [f"    {student}: {why}" for student, why in summary.errors]
     if summary.failed:
-        lines += ["", "  not graded (the grader failed on these files; kept until the file changes, "
-                      "--regrade tries again):"]
+        lines += [
+            "",
+            "  not graded (the grader failed on these files; kept until the file changes, --regrade tries again):",
+        ]
         lines += [f"    {student}: {why}" for student, why in summary.failed]
     return "\n".join(lines)
 

@@ -6,6 +6,7 @@ here as an exception, for the pool to retry: it is not the student's fault, and 
 attempt may work. Any other exception while grading one file is that file's result
 (`GradingFailed`, with the reason): retrying it would fail again. Either way, every
 temporary folder the attempt made is removed (they all live in one folder per job)."""
+
 from __future__ import annotations
 
 import shutil

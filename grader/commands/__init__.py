@@ -1,5 +1,6 @@
 """One module per `abgrade` sub-command, each with `register(subparsers)`. Adding a
 command means adding a module here and its name to COMMANDS."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,5 +1,6 @@
 """`abgrade check [LAB=PATH | LAB ...]`: the visible checks of a course or student
 repository's labs (listed in abgrade.yaml or given as arguments), for a student or CI."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,20 +17,30 @@ WORKFLOW_PATH = Path(".github") / "workflows" / WORKFLOW_TEMPLATE
 
 def register(commands: argparse._SubParsersAction) -> None:
     check = commands.add_parser(
-        "check", help="run the visible checks of a course repository's labs (abgrade.yaml or LAB=PATH)",
+        "check",
+        help="run the visible checks of a course repository's labs (abgrade.yaml or LAB=PATH)",
         description="Run the visible cases of each lab (hidden ones never run here) and print what failed. "
-                    "Without arguments every lab of the nearest abgrade.yaml is checked.")
-    check.add_argument("labs", nargs="*", metavar="LAB=PATH | LAB",
-                       help="a lab and its submission file, or a lab named in abgrade.yaml")
+        "Without arguments every lab of the nearest abgrade.yaml is checked.",
+    )
+    check.add_argument(
+        "labs",
+        nargs="*",
+        metavar="LAB=PATH | LAB",
+        help="a lab and its submission file, or a lab named in abgrade.yaml",
+    )
     check.add_argument("--config", type=Path, help="the config file (default: the nearest abgrade.yaml)")
     check.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML here (for CI)")
-    check.add_argument("--init-ci", action="store_true",
-                       help=f"write the GitHub Actions workflow to {WORKFLOW_PATH} and stop")
+    check.add_argument(
+        "--init-ci", action="store_true", help=f"write the GitHub Actions workflow to {WORKFLOW_PATH} and stop"
+    )
     check.add_argument("--force", action="store_true", help="with --init-ci: overwrite an existing workflow")
-    check.add_argument("--package", metavar="SPEC",
-                       help="with --init-ci: where the workflow's pip gets abgrade, a source the course controls: "
-                            "a git URL pinned to a tag or commit ('abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0') "
-                            "or the path of a wheel committed to the repository")
+    check.add_argument(
+        "--package",
+        metavar="SPEC",
+        help="with --init-ci: where the workflow's pip gets abgrade, a source the course controls: "
+        "a git URL pinned to a tag or commit ('abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0') "
+        "or the path of a wheel committed to the repository",
+    )
     check.set_defaults(run=run)
 
 
@@ -43,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from ..course.visible import check_lab
     from ..report.terminal import summary
 
-    entries = [replace(entry, submission=_near(entry.submission))
-               for entry in select_labs(args.labs, args.config, Path.cwd())]
+    entries = [
+        replace(entry, submission=_near(entry.submission)) for entry in select_labs(args.labs, args.config, Path.cwd())
+    ]
     for entry in entries:  # every path first: a typo stops the check before anything runs
         check_submission_path(entry.submission)
     reports = []
@@ -73,8 +85,10 @@ def _near(path: Path) -> Path:
 
 
 PACKAGE_LINE = 'ABGRADE_PACKAGE: "SET-ME: abgrade check --init-ci --package SPEC"'
-PACKAGE_FIX = ("give a git URL pinned to a tag or commit, e.g. 'abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0', "
-               "or the path of a wheel committed to the repository, e.g. ./ci/abgrade-1.0.0-py3-none-any.whl")
+PACKAGE_FIX = (
+    "give a git URL pinned to a tag or commit, e.g. 'abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0', "
+    "or the path of a wheel committed to the repository, e.g. ./ci/abgrade-1.0.0-py3-none-any.whl"
+)
 
 
 def package_problem(spec: str) -> str | None:
@@ -109,8 +123,10 @@ def _init_ci(force: bool, package: str | None) -> int:
     WORKFLOW_PATH.parent.mkdir(parents=True, exist_ok=True)
     WORKFLOW_PATH.write_text(text)
     if package is None:
-        print(f"wrote {WORKFLOW_PATH}; it fails until you set ABGRADE_PACKAGE in it (or run again with "
-              f"--package SPEC --force): {PACKAGE_FIX}. List the labs in abgrade.yaml.")
+        print(
+            f"wrote {WORKFLOW_PATH}; it fails until you set ABGRADE_PACKAGE in it (or run again with "
+            f"--package SPEC --force): {PACKAGE_FIX}. List the labs in abgrade.yaml."
+        )
     else:
         print(f"wrote {WORKFLOW_PATH}: it installs {package}; list the labs in abgrade.yaml")
     return EXIT_OK

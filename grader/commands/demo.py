@@ -1,4 +1,5 @@
 """`abgrade demo`: grade the bundled example submissions."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """`abgrade exercise LAB [--notebook] [-o PATH]`: a student's starting copy of a lab."""
+
 from __future__ import annotations
 
 import argparse

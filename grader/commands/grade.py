@@ -1,4 +1,5 @@
 """`abgrade grade SUBMISSION --lab LAB`: grade one `.py` or `.ipynb` submission."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     grade.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     grade.add_argument("--json", type=Path, metavar="OUT", help="write Gradescope's results.json here")
-    grade.add_argument("--html", type=Path, metavar="OUT",
-                       help="write a self-contained HTML report here (pictures of each case)")
+    grade.add_argument(
+        "--html", type=Path, metavar="OUT", help="write a self-contained HTML report here (pictures of each case)"
+    )
     grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
     grade.add_argument("--quiet", "-q", action="store_true", help="print only the score line")

@@ -1,5 +1,6 @@
 """`abgrade gradescope build --lab LAB -o autograder.zip`: a Gradescope autograder bundle;
 `abgrade gradescope run`: what the bundle's run_autograder calls on Gradescope."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,19 +14,28 @@ from .common import EXIT_FAILED, EXIT_OK, UsageError
 def register(commands: argparse._SubParsersAction) -> None:
     gradescope = commands.add_parser("gradescope", help="build or run a Gradescope autograder")
     actions = gradescope.add_subparsers(metavar="ACTION")
-    build = actions.add_parser("build", help="write the autograder zip to upload to Gradescope",
-                               description="Bundle setup.sh, run_autograder and abgrade's wheel (built from "
-                                           "this checkout, offline) for one lab.")
+    build = actions.add_parser(
+        "build",
+        help="write the autograder zip to upload to Gradescope",
+        description="Bundle setup.sh, run_autograder and abgrade's wheel (built from "
+        "this checkout, offline) for one lab.",
+    )
     build.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
-    build.add_argument("-o", "--output", type=Path, default=Path("autograder.zip"),
-                       help="where to write the zip (default: autograder.zip)")
+    build.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("autograder.zip"),
+        help="where to write the zip (default: autograder.zip)",
+    )
     build.add_argument("--spec", type=Path, help="bundle this spec instead of the one inside abgrade")
     build.add_argument("--wheel", type=Path, help="bundle this abgrade wheel instead of building one")
     build.add_argument("--force", action="store_true", help="overwrite an existing output file")
     build.set_defaults(run=run_build)
     run = actions.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json (Gradescope)")
-    run.add_argument("--root", type=Path,
-                     help="the autograder folder (default: $ABGRADE_AUTOGRADER_ROOT, else /autograder)")
+    run.add_argument(
+        "--root", type=Path, help="the autograder folder (default: $ABGRADE_AUTOGRADER_ROOT, else /autograder)"
+    )
     run.add_argument("--lab", help="the lab (default: the bundle's settings)")
     run.add_argument("--spec", type=Path, help="the spec (default: the bundle's settings)")
     run.set_defaults(run=run_run)

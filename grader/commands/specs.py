@@ -1,4 +1,5 @@
 """`abgrade specs verify`: recompute every stored expectation with the reference."""
+
 from __future__ import annotations
 
 import argparse

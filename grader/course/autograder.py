@@ -6,6 +6,7 @@ student 0 out of the full score and why.
 
 Spec visibilities are Gradescope's own values (visible, hidden, after_due_date,
 after_published) and are written as they are; hidden cases run here, with a fresh seed."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,9 @@ def find_submission(folder: Path) -> Path:
     wanted = " or ".join(SUPPORTED_SUFFIXES)
     if code:
         names = ", ".join(str(p.relative_to(folder)) for p in code)
-        raise NoSingleSubmission(f"your submission holds {len(code)} Python files ({names}); "
-                                 f"submit exactly one {wanted} file")
+        raise NoSingleSubmission(
+            f"your submission holds {len(code)} Python files ({names}); submit exactly one {wanted} file"
+        )
     others = ", ".join(str(p.relative_to(folder)) for p in files[:10]) + (", ..." if len(files) > 10 else "")
     raise NoSingleSubmission(f"your submission holds no {wanted} file" + (f" (only: {others})" if files else ""))
 

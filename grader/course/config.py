@@ -10,6 +10,7 @@ repository root, or `LAB=PATH` arguments. Example config:
 Paths are relative to the config file. Mistakes are reported as `file:line: field: problem`,
 like spec errors, so that a CI log points at the line to fix.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -61,8 +62,12 @@ def load_config(path: Path) -> list[LabEntry]:
             raise ConfigError(shown, line_of(raw, key), str(key), f"unknown field; expected {', '.join(_TOP_FIELDS)}")
     labs = raw.get("labs")
     if not isinstance(labs, LineDict) or not labs:
-        raise ConfigError(shown, line_of(raw, "labs") or line_of(raw), "labs",
-                          "must map each lab to its submission file, e.g. `labs: {tree: labs/tree.py}`")
+        raise ConfigError(
+            shown,
+            line_of(raw, "labs") or line_of(raw),
+            "labs",
+            "must map each lab to its submission file, e.g. `labs: {tree: labs/tree.py}`",
+        )
     return [_entry(shown, path.parent, labs, name) for name in labs]
 
 
@@ -74,21 +79,34 @@ def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
     if isinstance(body, str):
         body = {"submission": body}
     if not isinstance(body, dict):
-        raise ConfigError(shown, line_of(labs, name), where,
-                          "must be the submission's path, or a mapping with 'submission' and optionally 'spec'")
+        raise ConfigError(
+            shown,
+            line_of(labs, name),
+            where,
+            "must be the submission's path, or a mapping with 'submission' and optionally 'spec'",
+        )
     for key in body:
         if key not in _LAB_FIELDS:
-            raise ConfigError(shown, line_of(body, key), f"{where}.{key}",
-                              f"unknown field; expected {' or '.join(_LAB_FIELDS)}")
+            raise ConfigError(
+                shown, line_of(body, key), f"{where}.{key}", f"unknown field; expected {' or '.join(_LAB_FIELDS)}"
+            )
     paths = {}
     for key in _LAB_FIELDS:
         value = body.get(key)
         if key == "submission" and value is None:
-            raise ConfigError(shown, line_of(body) or line_of(labs, name), f"{where}.submission",
-                              "missing: the path of the submission file")
+            raise ConfigError(
+                shown,
+                line_of(body) or line_of(labs, name),
+                f"{where}.submission",
+                "missing: the path of the submission file",
+            )
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise ConfigError(shown, line_of(body, key) or line_of(labs, name), f"{where}.{key}",
-                              f"must be a path (text), got {value!r}")
+            raise ConfigError(
+                shown,
+                line_of(body, key) or line_of(labs, name),
+                f"{where}.{key}",
+                f"must be a path (text), got {value!r}",
+            )
         paths[key] = base / value if value is not None else None
     return LabEntry(name, paths["submission"], paths["spec"])
 
@@ -115,8 +133,10 @@ def _config_path(config: Path | None, start: Path) -> Path:
         return config
     found = find_config(start)
     if found is None:
-        raise UsageError(f"no {CONFIG_NAME} in {start.resolve()} or its parents; write one "
-                         f"(labs: {{tree: labs/tree.py}}) or name the labs as LAB=PATH")
+        raise UsageError(
+            f"no {CONFIG_NAME} in {start.resolve()} or its parents; write one "
+            f"(labs: {{tree: labs/tree.py}}) or name the labs as LAB=PATH"
+        )
     return found
 
 

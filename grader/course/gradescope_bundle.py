@@ -6,6 +6,7 @@
 - `abgrade-autograder.json`: which lab to grade, and the course's spec if one was given
   (as `spec.yaml`; without it the spec inside the wheel is used).
 """
+
 from __future__ import annotations
 
 import json
@@ -43,9 +44,10 @@ def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, whe
     lab, spec = load_lab(lab_name, spec_file)
     problems = lab.verify(spec)
     if problems:
-        raise SpecDisagrees(f"{spec.path}: {len(problems)} stored expectation(s) disagree with the reference; "
-                            "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  "
-                            + "\n  ".join(problems))
+        raise SpecDisagrees(
+            f"{spec.path}: {len(problems)} stored expectation(s) disagree with the reference; "
+            "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  " + "\n  ".join(problems)
+        )
     settings = {"lab": lab_name, "spec": BUNDLED_SPEC if spec_file else None}
     with tempfile.TemporaryDirectory(prefix="abgrade-bundle-") as temp:
         wheel = wheel or build_wheel(PROJECT_DIR if IS_CHECKOUT else None, Path(temp))
@@ -72,8 +74,10 @@ def build_wheel(source: Path | None, out_dir: Path) -> Path:
     copied to a temporary folder first: setuptools leaves build/ and *.egg-info beside the
     sources, and a stale build/ would smuggle deleted modules into the wheel."""
     if source is None:
-        raise BundleError("this abgrade is installed without its sources, so it cannot build its wheel: "
-                          "pass --wheel FILE, or run from a checkout of the abgrade repository")
+        raise BundleError(
+            "this abgrade is installed without its sources, so it cannot build its wheel: "
+            "pass --wheel FILE, or run from a checkout of the abgrade repository"
+        )
     with tempfile.TemporaryDirectory(prefix="abgrade-wheel-") as temp:
         copy = Path(temp) / "abgrade"
         copy.mkdir()
@@ -83,13 +87,30 @@ def build_wheel(source: Path | None, out_dir: Path) -> Path:
             else:
                 shutil.copyfile(source / name, copy / name)
         built = Path(temp) / "wheel"
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                               "--quiet", str(copy), "-w", str(built)], capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--quiet",
+                str(copy),
+                "-w",
+                str(built),
+            ],
+            capture_output=True,
+            text=True,
+        )
         wheels = sorted(built.glob("abgrade-*.whl"))
         if done.returncode != 0 or len(wheels) != 1:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-            hint = " (setuptools older than 70.1 needs the `wheel` package: pip install wheel)" \
-                if "bdist_wheel" in tail else ""
+            hint = (
+                " (setuptools older than 70.1 needs the `wheel` package: pip install wheel)"
+                if "bdist_wheel" in tail
+                else ""
+            )
             raise BundleError(f"pip could not build abgrade's wheel{hint}:\n{tail}")
         out_dir.mkdir(parents=True, exist_ok=True)
         return Path(shutil.copy2(wheels[0], out_dir / wheels[0].name))

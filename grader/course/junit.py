@@ -1,5 +1,6 @@
 """JUnit XML for CI test reporters: one <testsuite> per lab and one <testcase> per abgrade
 test (classname = the lab), a failed test's output as its failure message."""
+
 from __future__ import annotations
 
 import re
@@ -24,9 +25,14 @@ def _text(value: str) -> str:
 def junit_xml(reports: Sequence[GradeReport]) -> str:
     """The XML document for the given labs' reports."""
     failures = sum(1 for r in reports for t in r.tests if not t.passed)
-    root = ET.Element("testsuites", name="abgrade", tests=str(sum(len(r.tests) for r in reports)),
-                      failures=str(failures), errors="0",
-                      time=f"{sum(r.execution_time for r in reports):.3f}")
+    root = ET.Element(
+        "testsuites",
+        name="abgrade",
+        tests=str(sum(len(r.tests) for r in reports)),
+        failures=str(failures),
+        errors="0",
+        time=f"{sum(r.execution_time for r in reports):.3f}",
+    )
     for report in reports:
         root.append(_suite(report))
     ET.indent(root)
@@ -34,12 +40,21 @@ def junit_xml(reports: Sequence[GradeReport]) -> str:
 
 
 def _suite(report: GradeReport) -> ET.Element:
-    suite = ET.Element("testsuite", name=report.lab, tests=str(len(report.tests)),
-                       failures=str(sum(1 for t in report.tests if not t.passed)), errors="0", skipped="0",
-                       time=f"{report.execution_time:.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name=report.lab,
+        tests=str(len(report.tests)),
+        failures=str(sum(1 for t in report.tests if not t.passed)),
+        errors="0",
+        skipped="0",
+        time=f"{report.execution_time:.3f}",
+    )
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("submission", report.submission), ("score", f"{report.score:g}"),
-                        ("max_score", f"{report.max_score:g}")):
+    for name, value in (
+        ("submission", report.submission),
+        ("score", f"{report.score:g}"),
+        ("max_score", f"{report.max_score:g}"),
+    ):
         ET.SubElement(properties, "property", name=name, value=_text(value))
     for test in report.tests:
         case = ET.SubElement(suite, "testcase", classname=report.lab, name=_text(test.name))

@@ -1,5 +1,6 @@
 """The files that abgrade hands to a course as they are (package data in templates/):
 the GitHub Actions workflow and the Gradescope scripts."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,6 +1,7 @@
 """The student-side run shared by `abgrade check` and the pytest plugin: visible cases
 only, from the expectations stored in the spec, so a student's CI needs no reference
 solution and never runs or shows a hidden or after_published test."""
+
 from __future__ import annotations
 
 from ..grading import grade_submission

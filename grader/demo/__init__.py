@@ -1,5 +1,6 @@
 """`abgrade demo`: grade the bundled example submissions, one correct and one with a
 classic bug, and print what a student would see."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,6 +25,9 @@ def run_demo() -> int:
         print("=" * 72)
         scores.append(report.score == report.max_score)
     ok = scores == [True, False]
-    print("demo: the correct submission gets full marks and the buggy one loses points"
-          if ok else "demo: UNEXPECTED scores, see above")
+    print(
+        "demo: the correct submission gets full marks and the buggy one loses points"
+        if ok
+        else "demo: UNEXPECTED scores, see above"
+    )
     return 0 if ok else 1

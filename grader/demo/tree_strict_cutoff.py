@@ -1,5 +1,6 @@
 """A submission of the tree lab with a classic bug: it cuts off only when alpha > beta,
 so equal bounds keep the loop going (bundled for `abgrade demo`)."""
+
 from math import inf
 
 graph = {}

@@ -5,6 +5,7 @@ print, math.inf, sys.stdout) is bound here before the submission runs, and nothi
 prints travels on the private channel. In a notebook kernel the student's cells ran
 first, so json is imported afresh from the standard library (see `_pristine_json`).
 """
+
 import collections
 import importlib.util
 import inspect
@@ -32,8 +33,10 @@ def _pristine_json():
         if loads(dumps(sample)) != sample:
             raise ImportError("json.loads(json.dumps(...)) does not give the data back")
     except BaseException as exc:  # noqa: BLE001 - RecursionError from a patched module too
-        raise ImportError("the standard module json does not work in this process (%s: %s); "
-                          "did the notebook replace or patch json?" % (type(exc).__name__, exc)) from None
+        raise ImportError(
+            "the standard module json does not work in this process (%s: %s); "
+            "did the notebook replace or patch json?" % (type(exc).__name__, exc)
+        ) from None
     finally:
         for name in _json_names():
             del sys.modules[name]
@@ -93,7 +96,7 @@ def plain(value, depth=0):
     if value is None or kind is bool or kind is str:
         return value if kind is not str else value[:1000]
     if kind is int:
-        return value if -(10 ** 15) < value < 10 ** 15 else {"type": "int", "repr": safe_repr(value, 60)}
+        return value if -(10**15) < value < 10**15 else {"type": "int", "repr": safe_repr(value, 60)}
     if kind is float:
         return value
     if kind.__module__ == "numpy":
@@ -243,14 +246,16 @@ def serve(channel, setup, handler, namespace=None, extra=None):
         namespace, error = load_python(setup["submission"], setup["module_name"])
     _flush_output(streams)
     nonce = setup.get("nonce")
-    channel.send({
-        "op": "loaded",
-        "nonce": nonce,
-        "error": error,
-        "api": describe_api(namespace, setup["api"]),
-        "seconds": _perf() - start,
-        **(extra or {}),
-    })
+    channel.send(
+        {
+            "op": "loaded",
+            "nonce": nonce,
+            "error": error,
+            "api": describe_api(namespace, setup["api"]),
+            "seconds": _perf() - start,
+            **(extra or {}),
+        }
+    )
     while True:
         request = channel.receive()
         if request is None:

@@ -5,6 +5,7 @@ named-group entry with no permissions, which denies the student group even where
 "other" may read; the folders on the way to the interpreter that others can't traverse
 (an interpreter in root's 0700 home) get traverse permission (x, not read) for that group
 only. Each folder is done once per grader process; entries are idempotent."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,10 @@ from collections.abc import Iterable
 from .confine import closed_ancestors
 
 _done: set[tuple[str, str]] = set()
-MISSING = ("abgrade: `setfacl` is not installed; at the process isolation level the student user can't be kept "
-           "out of the grader's folders (or reach an interpreter in a closed folder). Install the `acl` package.")
+MISSING = (
+    "abgrade: `setfacl` is not installed; at the process isolation level the student user can't be kept "
+    "out of the grader's folders (or reach an interpreter in a closed folder). Install the `acl` package."
+)
 
 
 def _setfacl(entry: str, *paths: str) -> None:
@@ -48,8 +51,11 @@ def open_way_to_group(paths: Iterable[str], gid: int) -> None:
     for folder in closed_ancestors(paths, outermost=False):
         _setfacl(f"g:{gid}:--x", folder)
         try:
-            entries = [os.path.join(folder, name) for name in os.listdir(folder)
-                       if not os.path.islink(os.path.join(folder, name))]
+            entries = [
+                os.path.join(folder, name)
+                for name in os.listdir(folder)
+                if not os.path.islink(os.path.join(folder, name))
+            ]
         except OSError:
             continue
         _setfacl(f"g:{gid}:---", *(e for e in entries if not any(_on_way(e, p) for p in paths)))

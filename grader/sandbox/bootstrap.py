@@ -6,6 +6,7 @@ message from the private channel, puts site-packages on the path (-S skipped the
 observer. The OS limits arrive in the setup too (so the process can start before the
 grader has read the spec) and are applied before any student code. Kept stdlib-only.
 """
+
 import json
 import os
 import sys

@@ -6,6 +6,7 @@ starts: RLIMIT_AS, the fallback, fails kernels below about 700 MB). cgroup v1 (o
 hierarchy per controller) and v2 (one unified hierarchy) alike, where the grader may
 make cgroups. The student can't leave it: it runs as another uid, and the cgroup file
 system is read-only in its mount namespace."""
+
 from __future__ import annotations
 
 import os
@@ -159,4 +160,3 @@ class StudentCgroups:
                     time.sleep(0.01)
         self.paths = {}
         self._procs = []
-

@@ -6,6 +6,7 @@ past a deadline (a student can shrink its pipe and stop reading), a line longer 
 MAX_LINE_BYTES or nested deeper than MAX_JSON_DEPTH ends the worker with a `protocol`
 failure, and the read buffer grows linearly (a newline is looked for only in new data).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MAX_LINE_BYTES = 64 * 2**20   # one reply; real ones are a few KB to a few MB
-MAX_JSON_DEPTH = 64           # real replies nest fewer than 20 levels
-SEND_SECONDS = 10.0           # deadline of a `send` given no timeout
+MAX_LINE_BYTES = 64 * 2**20  # one reply; real ones are a few KB to a few MB
+MAX_JSON_DEPTH = 64  # real replies nest fewer than 20 levels
+SEND_SECONDS = 10.0  # deadline of a `send` given no timeout
 _READ_CHUNK = 1 << 20
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -94,8 +95,9 @@ class FramedChannel:
     """Sends requests and waits for replies with a deadline. `on_dead` explains an EOF
     (it knows the process); `kill` ends the other side on timeout or garbage."""
 
-    def __init__(self, read_fd: int, write_fd: int, kill: Callable[[], None],
-                 on_dead: Callable[[str], WorkerFailure]) -> None:
+    def __init__(
+        self, read_fd: int, write_fd: int, kill: Callable[[], None], on_dead: Callable[[str], WorkerFailure]
+    ) -> None:
         self._read_fd, self._write_fd = read_fd, write_fd
         self._kill, self._on_dead = kill, on_dead
         self._buffer = bytearray()
@@ -116,12 +118,15 @@ class FramedChannel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
-                return WorkerFailure("timeout", f"the student process stopped reading its input "
-                                                f"(no room for it within {timeout:g} s, the time limit)")
+                return WorkerFailure(
+                    "timeout",
+                    f"the student process stopped reading its input "
+                    f"(no room for it within {timeout:g} s, the time limit)",
+                )
             try:
                 _, ready, _ = select.select([], [self._write_fd], [], remaining)
                 if ready:
-                    view = view[os.write(self._write_fd, view):]
+                    view = view[os.write(self._write_fd, view) :]
             except (BlockingIOError, InterruptedError):
                 continue
             except (OSError, ValueError):
@@ -159,7 +164,7 @@ class FramedChannel:
         if end > MAX_LINE_BYTES:
             return self._garbage(f"the observer's reply is longer than {MAX_LINE_BYTES // 2**20} MiB")
         line = self._buffer[:end]
-        del self._buffer[:end + 1]
+        del self._buffer[: end + 1]
         self._scanned = 0
         message, problem = parse_json_line(line)
         if problem is None and not isinstance(message, dict):

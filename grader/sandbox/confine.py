@@ -15,6 +15,7 @@ SOURCE+"main(sys.argv[1:])" PLAN COMMAND...` in front of a notebook kernel). `co
 
 Exit codes 111-115 mean the machine refused a step: the grader's problem, not the
 student's (the student's code has not started yet)."""
+
 import ctypes
 import os
 
@@ -24,8 +25,9 @@ KEEP_WRITABLE = ("/proc", "/dev")  # /proc is the namespace's own; device nodes 
 
 
 def _fail(code, what):
-    os.write(2, b"abgrade: could not confine the student process: %s (errno %d)\n"
-             % (what.encode(), ctypes.get_errno()))
+    os.write(
+        2, b"abgrade: could not confine the student process: %s (errno %d)\n" % (what.encode(), ctypes.get_errno())
+    )
     os._exit(code)
 
 

@@ -10,6 +10,7 @@ one student reaches the next.
 
 When the grader is not root there is nothing to switch to: the student process gets its
 own user namespace instead, where the machine allows one (see isolation.py)."""
+
 from __future__ import annotations
 
 import fcntl

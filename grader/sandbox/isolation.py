@@ -25,6 +25,7 @@ nsjail, which can switch uids, is not packaged in Debian 12. So the same few mou
 calls run here, followed by the uid switch the tools can't make.
 
 Set ABGRADE_ISOLATION=process to force the weaker level (e.g. to compare)."""
+
 from __future__ import annotations
 
 import functools
@@ -48,9 +49,18 @@ _USERNS = ["--user", "--map-root-user"]
 _SHIELD = ["sh", "-c", '"$@"; exit $?', "abgrade-shield"]
 PRIVATE_TMP_MB = 64
 # what the student's Python must be able to read: the interpreter and site-packages
-INTERPRETER_PATHS = tuple(dict.fromkeys(
-    str(Path(p).resolve()) for p in (sys.base_prefix, sys.prefix, sysconfig.get_paths()["purelib"],
-                                     sysconfig.get_paths()["platlib"], Path(sys.executable).parent)))
+INTERPRETER_PATHS = tuple(
+    dict.fromkeys(
+        str(Path(p).resolve())
+        for p in (
+            sys.base_prefix,
+            sys.prefix,
+            sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"],
+            Path(sys.executable).parent,
+        )
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +75,13 @@ class Isolation:
             return [*_UNSHARE, *(_USERNS if self.userns else [])]
         return [] if grader_is_root() else list(_SHIELD)
 
-    def plan(self, writable: Sequence[Path], hidden: Sequence[Path], identity: StudentIdentity | None,
-             cwd: Path | None = None) -> dict:
+    def plan(
+        self,
+        writable: Sequence[Path],
+        hidden: Sequence[Path],
+        identity: StudentIdentity | None,
+        cwd: Path | None = None,
+    ) -> dict:
         """What confine.py does in the student process: mounts (namespaces level), the uid,
         the seccomp filter. At the process level, as root, the ACLs are set here."""
         keep = [str(Path(p).resolve()) for p in writable]
@@ -95,8 +110,13 @@ class Isolation:
         return [*self.prefix(), sys.executable, "-I", "-S", "-c", _CONFINE_MAIN, json.dumps(plan), *argv]
 
     def note(self, identity: StudentIdentity | None = None) -> str:
-        who = (f"uid {identity.uid}, no capabilities" if identity else
-               "own user namespace, no capabilities" if self.userns else "the grader's own user")
+        who = (
+            f"uid {identity.uid}, no capabilities"
+            if identity
+            else "own user namespace, no capabilities"
+            if self.userns
+            else "the grader's own user"
+        )
         filtered = "seccomp filter" if program_hex() else "no seccomp (libseccomp not found)"
         return f"isolation: {self.level} ({who}, {filtered}; {self.description})"
 
@@ -115,10 +135,16 @@ def _outermost(folders: list[str]) -> list[str]:
     return sorted({f for f in folders if not any(o != f and _inside(f, o) for o in folders)})
 
 
-NAMESPACES = Isolation("namespaces", "no network, read-only file system outside the work folder, private /tmp, "
-                                     "grader and other submissions hidden, own PID namespace")
-PROCESS = Isolation("process", "own process group, OS limits, temporary work folder, scrubbed environment; "
-                               "network and world-readable files are NOT restricted on this machine")
+NAMESPACES = Isolation(
+    "namespaces",
+    "no network, read-only file system outside the work folder, private /tmp, "
+    "grader and other submissions hidden, own PID namespace",
+)
+PROCESS = Isolation(
+    "process",
+    "own process group, OS limits, temporary work folder, scrubbed environment; "
+    "network and world-readable files are NOT restricted on this machine",
+)
 
 
 @functools.lru_cache(maxsize=1)

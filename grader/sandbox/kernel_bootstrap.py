@@ -22,8 +22,13 @@ def _abgrade_boot(socket_path, secret, setup):
             output = dict(Session._abgrade_output)
         except Exception:  # noqa: BLE001 - undone by a cell: the grader's caps still hold
             output = None
-        runtime.serve(runtime.Channel(connection.makefile("rb"), connection.fileno()), setup, handler, namespace,
-                      extra={"output": output})
+        runtime.serve(
+            runtime.Channel(connection.makefile("rb"), connection.fileno()),
+            setup,
+            handler,
+            namespace,
+            extra={"output": output},
+        )
     finally:
         connection.close()
 
@@ -71,8 +76,11 @@ def _abgrade_cap_output(cap):
                 state["kept"] += n
         elif kind in ("error", "execute_reply") and "evalue" in content:
             trace = content.get("traceback")
-            content = dict(content, evalue=str(content.get("evalue"))[:2000],
-                           traceback=[str(t)[:2000] for t in trace[-40:]] if isinstance(trace, list) else [])
+            content = dict(
+                content,
+                evalue=str(content.get("evalue"))[:2000],
+                traceback=[str(t)[:2000] for t in trace[-40:]] if isinstance(trace, list) else [],
+            )
         return content
 
     def capped(self, stream, msg_or_type, content=None, *args, **kwargs):

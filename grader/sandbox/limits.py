@@ -6,6 +6,7 @@ Memory is capped by resident size through a memory cgroup where the machine has 
 (cgroup.py). Only where it has none does RLIMIT_AS stand in, and then never below
 AS_FLOOR_MB for a notebook kernel: a current ipykernel (with debugpy) maps about 700 MB of
 address space before it runs a cell, and would not start at all under a smaller cap."""
+
 from __future__ import annotations
 
 import ctypes
@@ -18,7 +19,6 @@ from ..spec.model import Limits
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
 _PR_SET_PDEATHSIG = 1
 AS_FLOOR_MB = 1024
-
 
 
 def die_with_grader() -> None:

@@ -7,6 +7,7 @@ A cell that ignores its interrupt or kills the kernel is skipped in a fresh kern
 the cells after it still run. Kernels talk over IPC sockets in a private folder, so
 parallel graders never race for TCP ports.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,16 +37,17 @@ from .output import CappedOutput
 from .session import LoadObservation, Session, WorkerLike, load_reply
 from .worker import exit_description, kill_group, scrubbed_env
 
-_BOOTSTRAP = "\n".join((Path(__file__).parent / name).read_text()
-                       for name in ("probe_install.py", "kernel_bootstrap.py"))
+_BOOTSTRAP = "\n".join(
+    (Path(__file__).parent / name).read_text() for name in ("probe_install.py", "kernel_bootstrap.py")
+)
 _CAP_SOURCE = (Path(__file__).parent / "kernel_bootstrap.py").read_text()
 INTERRUPT_GRACE_SECONDS = 3.0
-PROBE_CONNECT_SECONDS = 15.0     # from the moment the kernel starts running the bootstrap
-OBSERVER_START_SECONDS = 5.0     # the observer's start-up may use this much past the load limit
+PROBE_CONNECT_SECONDS = 15.0  # from the moment the kernel starts running the bootstrap
+OBSERVER_START_SECONDS = 5.0  # the observer's start-up may use this much past the load limit
 KERNEL_START_ATTEMPTS = 3
 MAX_KERNEL_MESSAGE_BYTES = 16 * 2**20  # a bigger message from the kernel is dropped by ZeroMQ
-KERNEL_QUEUE_MESSAGES = 8        # messages ZeroMQ may hold for us per channel before the kernel drops
-SECRET_WAIT_SECONDS = 1.0        # a connecting peer must say the secret this fast
+KERNEL_QUEUE_MESSAGES = 8  # messages ZeroMQ may hold for us per channel before the kernel drops
+SECRET_WAIT_SECONDS = 1.0  # a connecting peer must say the secret this fast
 
 
 class KernelStartError(RuntimeError):
@@ -163,8 +165,11 @@ def _kernel_classes() -> tuple[type, type]:
             if not isinstance(content, dict):
                 return None
             if msg.get("msg_type") == "error":  # kept small, always: the load notes name it
-                msg["content"] = {"ename": str(content.get("ename", ""))[:200],
-                                  "evalue": str(content.get("evalue", ""))[:500], "traceback": []}
+                msg["content"] = {
+                    "ename": str(content.get("ename", ""))[:200],
+                    "evalue": str(content.get("evalue", ""))[:500],
+                    "traceback": [],
+                }
                 return super().output(outs, msg, display_id, cell_index)
             if msg.get("msg_type") == "stream":
                 text = self.budget.take(str(content.get("text", "")))
@@ -185,8 +190,15 @@ def _kernel_classes() -> tuple[type, type]:
 class KernelWorker:
     """A kernel that has run the notebook's cells and now hosts the observer."""
 
-    def __init__(self, workdir: Path, limits: Limits, notebook, isolation: Isolation, hidden: list[Path],
-                 identity: StudentIdentity | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        limits: Limits,
+        notebook,
+        isolation: Isolation,
+        hidden: list[Path],
+        identity: StudentIdentity | None = None,
+    ) -> None:
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -197,8 +209,12 @@ class KernelWorker:
         self.student_uid = identity.uid if identity else None  # the only peer the observer socket accepts
         self.private = Path(tempfile.mkdtemp(prefix="abgrade-k-"))  # sockets, connection file (mode 0700)
         hand_over(self.private, identity)  # this kernel's uid only: no other student can enter
-        self.km = AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(self.private / "k"),
-                                     connection_file=str(self.private / "kernel.json"))
+        self.km = AsyncKernelManager(
+            kernel_name="python3",
+            transport="ipc",
+            ip=str(self.private / "k"),
+            connection_file=str(self.private / "kernel.json"),
+        )
         self.km.client_factory = kernel_client
         if identity is not None:  # the kernel (the student's uid) must read its connection file
             write_connection_file = self.km.write_connection_file
@@ -210,15 +226,27 @@ class KernelWorker:
             self.km.write_connection_file = write_and_hand_over  # type: ignore[method-assign]
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False",
-                f"--IPKernelApp.exec_lines={cap_output}"]
+        argv = [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--HistoryManager.enabled=False",
+            f"--IPKernelApp.exec_lines={cap_output}",
+        ]
         plan = isolation.plan([workdir, self.private], hidden, identity, cwd=workdir)
         self.km._kernel_spec = KernelSpec(argv=isolation.wrap(argv, plan), display_name="Python 3", language="python")
         self.budget = OutputBudget(limits.output_bytes)
         self.client = notebook_client(
-            notebook, km=self.km, timeout=limits.cell_seconds,
-            allow_errors=True, interrupt_on_timeout=True, kernel_name="python3",
-            resources={"metadata": {"path": str(workdir)}}, record_timing=False,
+            notebook,
+            km=self.km,
+            timeout=limits.cell_seconds,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(workdir)}},
+            record_timing=False,
         )
         self.client.budget = self.budget
         self.cgroup = StudentCgroups()
@@ -243,9 +271,13 @@ class KernelWorker:
         last: Exception | None = None
         for _ in range(KERNEL_START_ATTEMPTS):
             try:
-                self.client.start_new_kernel(cwd=str(workdir), env=scrubbed_env(workdir), stdout=self._out_w,
-                                             stderr=self._out_w,
-                                             preexec_fn=self._prepare_kernel)
+                self.client.start_new_kernel(
+                    cwd=str(workdir),
+                    env=scrubbed_env(workdir),
+                    stdout=self._out_w,
+                    stderr=self._out_w,
+                    preexec_fn=self._prepare_kernel,
+                )
                 self.client.start_new_kernel_client()
                 return
             except Exception as exc:  # noqa: BLE001 - retried, then reported as the machine's fault
@@ -256,8 +288,10 @@ class KernelWorker:
         said = " ".join(self.output.text.split())[-400:]  # the kernel's own last words, if any
         self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
-        raise KernelStartError(f"could not start a Jupyter kernel ({KERNEL_START_ATTEMPTS} attempts): "
-                               f"{type(last).__name__}: {last}" + (f"; the kernel said: {said}" if said else ""))
+        raise KernelStartError(
+            f"could not start a Jupyter kernel ({KERNEL_START_ATTEMPTS} attempts): "
+            f"{type(last).__name__}: {last}" + (f"; the kernel said: {said}" if said else "")
+        )
 
     def _prepare_kernel(self) -> None:
         """preexec_fn of the kernel: die with the grader, the caps, the cgroups."""
@@ -287,19 +321,27 @@ class KernelWorker:
             limit = min(self.limits.cell_seconds, remaining)
             self.client.timeout = max(1, int(limit + 0.999))
             fired = threading.Event()
-            watchdog = threading.Timer(limit + INTERRUPT_GRACE_SECONDS, lambda fired=fired: (fired.set(), self._kill_kernel()))
+            watchdog = threading.Timer(
+                limit + INTERRUPT_GRACE_SECONDS, lambda fired=fired: (fired.set(), self._kill_kernel())
+            )
             watchdog.start()
             cell_started = time.monotonic()
             try:
                 self.client.execute_cell(self.client.nb.cells[index], index)
             except DeadKernelError:
                 self.killed_cell = number
-                self.incidents.append(CellIncident(number, "skipped", f"{self._past(limit)} and ignored the interrupt"
-                                                   if fired.is_set() else "killed the kernel"))
+                self.incidents.append(
+                    CellIncident(
+                        number,
+                        "skipped",
+                        f"{self._past(limit)} and ignored the interrupt" if fired.is_set() else "killed the kernel",
+                    )
+                )
             except Exception as exc:  # noqa: BLE001 - nbclient timeouts and protocol errors
                 self.killed_cell = number
-                self.incidents.append(CellIncident(number, "skipped", f"could not be run ({type(exc).__name__}: "
-                                                   f"{str(exc)[:200]})"))
+                self.incidents.append(
+                    CellIncident(number, "skipped", f"could not be run ({type(exc).__name__}: {str(exc)[:200]})")
+                )
             finally:
                 watchdog.cancel()
             if self.killed_cell is not None:
@@ -334,8 +376,10 @@ class KernelWorker:
             os.chmod(path, 0o666)  # the kernel runs as the student's uid; the 0700 folder keeps others out
             server.listen(8)
             server.setblocking(False)
-            code = _BOOTSTRAP + (f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
-                                 "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n")
+            code = _BOOTSTRAP + (
+                f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
+                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n"
+            )
             self._bootstrap_id = self.client.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
             self._connection = self._accept_genuine(server, secret, deadline)
         finally:
@@ -358,18 +402,27 @@ class KernelWorker:
             self._pump_iopub()
             broken = self._bootstrap_error()
             if broken:
-                return WorkerFailure("died", f"the observer could not start in the kernel: {broken} "
-                                             "(did the notebook replace or patch a standard module?)")
+                return WorkerFailure(
+                    "died",
+                    f"the observer could not start in the kernel: {broken} "
+                    "(did the notebook replace or patch a standard module?)",
+                )
             now = time.monotonic()
             limit = deadline
             if self._bootstrap_running is not None:
                 limit = min(deadline, self._bootstrap_running + PROBE_CONNECT_SECONDS)
             if now >= limit:
                 if self._bootstrap_running is None:
-                    return WorkerFailure("timeout", "the kernel was still busy (flushing output?) when the time to "
-                                                    "load ran out; the observer never started")
-                return WorkerFailure("died", "the observer could not start in the kernel "
-                                             "(did the notebook replace standard modules, or block the kernel?)")
+                    return WorkerFailure(
+                        "timeout",
+                        "the kernel was still busy (flushing output?) when the time to "
+                        "load ran out; the observer never started",
+                    )
+                return WorkerFailure(
+                    "died",
+                    "the observer could not start in the kernel "
+                    "(did the notebook replace standard modules, or block the kernel?)",
+                )
             ready, _, _ = select.select([server], [], [], min(0.05, limit - now))
             if not ready:
                 continue
@@ -424,8 +477,12 @@ class KernelWorker:
                 text = self.budget.take(str(content.get("text", "")))
                 if text:
                     self.case_output.append(text)
-            elif kind == "status" and self._bootstrap_running is None and self._bootstrap_id is not None \
-                    and message.get("parent_header", {}).get("msg_id") == self._bootstrap_id:
+            elif (
+                kind == "status"
+                and self._bootstrap_running is None
+                and self._bootstrap_id is not None
+                and message.get("parent_header", {}).get("msg_id") == self._bootstrap_id
+            ):
                 self._bootstrap_running = time.monotonic()
 
     def _died(self, when: str) -> WorkerFailure:
@@ -437,7 +494,9 @@ class KernelWorker:
             except Exception:  # noqa: BLE001
                 code = None
         self._kill_kernel()
-        return WorkerFailure("died", f"the notebook's kernel {exit_description(code)}{(' ' + when) if when else ''}", code)
+        return WorkerFailure(
+            "died", f"the notebook's kernel {exit_description(code)}{(' ' + when) if when else ''}", code
+        )
 
     def _kill_kernel(self) -> None:
         """SIGKILL at once: the kernel's state is disposable (its output came over
@@ -479,7 +538,7 @@ class NotebookSession(Session):
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         super().__init__(submission, hidden)
         hand_over(self.workdir, self.identity)
-        self.skip: set[int] = set()   # cells that killed or hung a kernel
+        self.skip: set[int] = set()  # cells that killed or hung a kernel
         self.incidents: list[CellIncident] = []  # cells that raised, were interrupted, skipped or not run
         self.problem: str | None = None
         try:
@@ -500,8 +559,7 @@ class NotebookSession(Session):
         deadline = time.monotonic() + load_limit
         self.incidents = []
         while True:
-            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden,
-                                  self.identity)
+            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden, self.identity)
             deadline = min(deadline + worker.start_seconds, time.monotonic() + max(0.0, self.remaining()))
             worker.run_cells(cells, deadline, self.skip)
             self.incidents.extend(worker.incidents)
@@ -513,14 +571,19 @@ class NotebookSession(Session):
                 rest = [(i, n) for i, n in cells if n > (worker.killed_cell or 0)]
                 self.incidents.extend(_not_run(rest, self.skip, self.limits))
                 return None, LoadObservation(failure=self._load_timeout(load_limit), notes=self._notes(None))
-        setup = self.probe.setup_message(self.limits, student_dir=str(self.workdir), nonce=self.nonce,
-                                         cells=[[n, s] for n, s in code_cells(self.notebook)])
+        setup = self.probe.setup_message(
+            self.limits,
+            student_dir=str(self.workdir),
+            nonce=self.nonce,
+            cells=[[n, s] for n, s in code_cells(self.notebook)],
+        )
         start_limit = min(max(deadline - time.monotonic(), OBSERVER_START_SECONDS), max(0.0, self.remaining()))
         reply = worker.start_observer(setup, start_limit)
         observation = load_reply(reply, self.nonce, self.limits)
         if isinstance(reply, WorkerFailure) and reply.kind == "timeout":
-            observation.failure = WorkerFailure("timeout", reply.message if "busy" in reply.message
-                                                else self._load_timeout(load_limit).message)
+            observation.failure = WorkerFailure(
+                "timeout", reply.message if "busy" in reply.message else self._load_timeout(load_limit).message
+            )
         observation.notes = self._notes(worker)
         if observation.failure:
             self._close_worker(worker)

@@ -4,6 +4,7 @@ becomes a one-line reason saying where and what to do (a `load` failure), never 
 exception. Saved outputs are dropped before running. The shape is checked here, field
 by field, and the notebook built from the checked data, so nbformat never sees a value
 of the wrong type; unknown extra fields are tolerated as Jupyter tolerates them."""
+
 from __future__ import annotations
 
 import json
@@ -33,9 +34,11 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     version = raw.get("nbformat")
     if version != 4:
         shown = version if isinstance(version, int) and not isinstance(version, bool) else "unknown"
-        raise NotebookProblem(f"notebook format version {shown} is not supported; {RESAVE} in a current Jupyter "
-                              "(that converts it to version 4), or run `jupyter nbconvert --to notebook "
-                              "--nbformat 4 FILE`")
+        raise NotebookProblem(
+            f"notebook format version {shown} is not supported; {RESAVE} in a current Jupyter "
+            "(that converts it to version 4), or run `jupyter nbconvert --to notebook "
+            "--nbformat 4 FILE`"
+        )
     metadata = _mapping(raw.get("metadata", {}), "the notebook's 'metadata'")
     _check_language(metadata)
     cells = raw.get("cells")
@@ -57,22 +60,27 @@ def _text(path: Path) -> str:
     try:
         size = path.stat().st_size
         if size > MAX_NOTEBOOK_MB * 1024 * 1024:
-            raise NotebookProblem(f"the notebook file is {size / 2**20:.0f} MB (limit {MAX_NOTEBOOK_MB} MB); clear "
-                                  "its outputs in Jupyter (Edit > Clear Outputs of All Cells) and save it again")
+            raise NotebookProblem(
+                f"the notebook file is {size / 2**20:.0f} MB (limit {MAX_NOTEBOOK_MB} MB); clear "
+                "its outputs in Jupyter (Edit > Clear Outputs of All Cells) and save it again"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise NotebookProblem(f"the notebook file cannot be read ({exc.strerror})") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise NotebookProblem("the notebook file is saved as UTF-16; notebooks are UTF-8: "
-                              f"{RESAVE} (or save it as UTF-8 in your editor)")
+        raise NotebookProblem(
+            f"the notebook file is saved as UTF-16; notebooks are UTF-8: {RESAVE} (or save it as UTF-8 in your editor)"
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise NotebookProblem(f"the notebook file is not UTF-8 (byte {data[exc.start]:#04x} at line {line}); "
-                              f"notebooks are UTF-8: {RESAVE} (or save it as UTF-8 in your editor)") from None
+        raise NotebookProblem(
+            f"the notebook file is not UTF-8 (byte {data[exc.start]:#04x} at line {line}); "
+            f"notebooks are UTF-8: {RESAVE} (or save it as UTF-8 in your editor)"
+        ) from None
     if not text.strip():
         raise NotebookProblem("the notebook file is empty")
     return text
@@ -80,21 +88,33 @@ def _text(path: Path) -> str:
 
 def _parse(text: str) -> Any:
     if json_depth_exceeds(text.encode("utf-8", "surrogatepass"), MAX_NOTEBOOK_DEPTH):
-        raise NotebookProblem(f"not a valid notebook: its JSON nests deeper than {MAX_NOTEBOOK_DEPTH} levels; "
-                              "was the file saved by Jupyter?")
+        raise NotebookProblem(
+            f"not a valid notebook: its JSON nests deeper than {MAX_NOTEBOOK_DEPTH} levels; "
+            "was the file saved by Jupyter?"
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookProblem(f"not a valid notebook: invalid JSON at line {exc.lineno}, column {exc.colno} "
-                              f"({exc.msg}); was the file saved by Jupyter?") from None
+        raise NotebookProblem(
+            f"not a valid notebook: invalid JSON at line {exc.lineno}, column {exc.colno} "
+            f"({exc.msg}); was the file saved by Jupyter?"
+        ) from None
     except (RecursionError, ValueError) as exc:
-        raise NotebookProblem(f"not a valid notebook: its JSON cannot be read ({type(exc).__name__}); "
-                              "was the file saved by Jupyter?") from None
+        raise NotebookProblem(
+            f"not a valid notebook: its JSON cannot be read ({type(exc).__name__}); was the file saved by Jupyter?"
+        ) from None
 
 
 def _kind(value: Any) -> str:
-    names = {str: "string", dict: "mapping", list: "list", bool: "true/false", type(None): "null",
-             int: "number", float: "number"}
+    names = {
+        str: "string",
+        dict: "mapping",
+        list: "list",
+        bool: "true/false",
+        type(None): "null",
+        int: "number",
+        float: "number",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -130,13 +150,17 @@ def _check_language(metadata: dict) -> None:
     info = _mapping(metadata.get("language_info") or {}, "the notebook's 'metadata.language_info'")
     language = spec.get("language") or info.get("name") or "python"
     if not isinstance(language, str):
-        raise NotebookProblem(f"the notebook's kernel language is a {_kind(language)}, not a name; "
-                              "choose the Python 3 kernel (Kernel > Change kernel) and save")
+        raise NotebookProblem(
+            f"the notebook's kernel language is a {_kind(language)}, not a name; "
+            "choose the Python 3 kernel (Kernel > Change kernel) and save"
+        )
     if language.lower() not in PYTHON_NAMES:
         name = spec.get("display_name") or spec.get("name") or language
         name = name if isinstance(name, str) else language
-        raise NotebookProblem(f"the notebook's kernel is {name[:60]!r} ({language[:30]}); the labs are graded in "
-                              "Python 3: change the kernel to Python 3 (Kernel > Change kernel) and save")
+        raise NotebookProblem(
+            f"the notebook's kernel is {name[:60]!r} ({language[:30]}); the labs are graded in "
+            "Python 3: change the kernel to Python 3 (Kernel > Change kernel) and save"
+        )
 
 
 def code_cells(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:

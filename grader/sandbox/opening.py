@@ -1,5 +1,6 @@
 """Opening a session of the right kind for a submission file: above both kinds, so that
 neither session module imports the other (a `.py` grading never imports Jupyter)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

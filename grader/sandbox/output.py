@@ -1,4 +1,5 @@
 """Collects what the student process prints, keeping only the first `cap` bytes."""
+
 from __future__ import annotations
 
 import os

@@ -8,6 +8,7 @@ kernel keys and modules, BPF, perf, the clock, or the terminal's input (TIOCSTI)
 `clone` with any namespace flag; `clone3` answers ENOSYS so that libc falls back to
 `clone`, whose flags can be checked. Ordinary programs (threads, fork, subprocess,
 numpy, Jupyter) never need these."""
+
 from __future__ import annotations
 
 import errno
@@ -16,17 +17,57 @@ import os
 import tempfile
 
 DENIED = (
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "ptrace", "process_vm_readv",
-    "process_vm_writev", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "kexec_load",
-    "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon", "swapoff",
-    "acct", "quotactl", "open_by_handle_at", "name_to_handle_at", "userfaultfd", "syslog", "move_mount",
-    "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "settimeofday",
-    "clock_settime", "clock_adjtime", "adjtimex", "lookup_dcookie", "vhangup", "iopl", "ioperm",
-    "uselib", "personality", "fanotify_init", "setdomainname", "sethostname",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "userfaultfd",
+    "syslog",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "lookup_dcookie",
+    "vhangup",
+    "iopl",
+    "ioperm",
+    "uselib",
+    "personality",
+    "fanotify_init",
+    "setdomainname",
+    "sethostname",
 )
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
-CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
-                         0x40000000, 0x00000080)
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
 TIOCSTI = 0x5412
 
 

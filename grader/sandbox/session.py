@@ -2,6 +2,7 @@
 (a Python process for `.py`, a Jupyter kernel for `.ipynb`), and case requests under
 per-case and per-submission time limits. A case that kills or hangs the worker costs
 only that case: the next one gets a fresh worker."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -36,9 +37,9 @@ class ProbeSetup:
     """What the lab's observer needs in the student process: its source file (shipped as
     text, from the lab's own folder), the API to check, and extra modules to ship."""
 
-    handler: str                      # the observer's module name without `_abgrade_`, e.g. "tree"
-    api: dict[str, int]               # function name -> number of positional arguments
-    observer: Path                    # the observer's source file (a lab's observer.py)
+    handler: str  # the observer's module name without `_abgrade_`, e.g. "tree"
+    api: dict[str, int]  # function name -> number of positional arguments
+    observer: Path  # the observer's source file (a lab's observer.py)
     extra_modules: tuple[tuple[str, str], ...] = ()  # (module name, source) shipped too
 
     def modules(self) -> list[tuple[str, str]]:
@@ -62,9 +63,9 @@ class LoadObservation:
     """What the observer saw while loading the submission."""
 
     api: dict[str, dict] = field(default_factory=dict)
-    error: dict | None = None        # exception raised while loading (trimmed traceback)
+    error: dict | None = None  # exception raised while loading (trimmed traceback)
     failure: WorkerFailure | None = None  # the process hung or died while loading
-    problem: str | None = None       # the file itself is unusable (bad notebook, ...)
+    problem: str | None = None  # the file itself is unusable (bad notebook, ...)
     notes: list[str] = field(default_factory=list)  # e.g. notebook cells that raised
     seconds: float = 0.0
 
@@ -104,8 +105,9 @@ def load_reply(reply: dict | WorkerFailure, nonce: str, limits: Limits) -> LoadO
     """The observer's first message, as a LoadObservation."""
     if isinstance(reply, WorkerFailure):
         if reply.kind == "timeout":
-            reply = WorkerFailure("timeout", f"it ran past the time limit of "
-                                             f"{limits.submission_seconds:g} s per submission")
+            reply = WorkerFailure(
+                "timeout", f"it ran past the time limit of {limits.submission_seconds:g} s per submission"
+            )
         return LoadObservation(failure=reply)
     if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
         return LoadObservation(failure=WorkerFailure("protocol", FORGED))
@@ -167,10 +169,14 @@ class Session:
                 return self._budget_spent()
             self.worker, observation = self._launch()
             if self.worker is None:
-                return observation.failure or WorkerFailure("died", observation.problem or "the submission could not be reloaded")
+                return observation.failure or WorkerFailure(
+                    "died", observation.problem or "the submission could not be reloaded"
+                )
         limit = min(case_limit, max(0.0, self.remaining()))
         reply = self.worker.request(request, limit)
-        if not isinstance(reply, WorkerFailure) and (reply.get("nonce") != self.nonce or reply.get("id") != request.get("id")):
+        if not isinstance(reply, WorkerFailure) and (
+            reply.get("nonce") != self.nonce or reply.get("id") != request.get("id")
+        ):
             reply = WorkerFailure("protocol", FORGED)
         if isinstance(reply, WorkerFailure):
             self._retire_worker()
@@ -179,7 +185,9 @@ class Session:
         return reply
 
     def _budget_spent(self) -> WorkerFailure:
-        return WorkerFailure("timeout", f"the submission's total time limit of {self.limits.submission_seconds:g} s ran out")
+        return WorkerFailure(
+            "timeout", f"the submission's total time limit of {self.limits.submission_seconds:g} s ran out"
+        )
 
     def _retire_worker(self) -> None:
         if self.worker is not None:
@@ -231,20 +239,28 @@ class PythonSession(Session):
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
-            setup = self.probe.setup_message(self.limits, submission=str(self.copy), student_dir=str(self.workdir),
-                                             module_name=module_name_for(self.submission), nonce=self.nonce,
-                                             rlimits=rlimits(self.limits, worker.cgroup.limits_memory))
+            setup = self.probe.setup_message(
+                self.limits,
+                submission=str(self.copy),
+                student_dir=str(self.workdir),
+                module_name=module_name_for(self.submission),
+                nonce=self.nonce,
+                rlimits=rlimits(self.limits, worker.cgroup.limits_memory),
+            )
             load_limit = min(self.limits.load_seconds, max(0.0, self.remaining()))
             reply = worker.request(setup, load_limit)
             observation = load_reply(reply, self.nonce, self.limits)
             if isinstance(reply, WorkerFailure) and reply.kind == "timeout" and load_limit < self.remaining():
-                observation.failure = WorkerFailure("timeout", f"loading (the import of the submission) ran past "
-                                                               f"its time limit of {load_limit:g} s")
+                observation.failure = WorkerFailure(
+                    "timeout", f"loading (the import of the submission) ran past its time limit of {load_limit:g} s"
+                )
             if observation.failure:
                 worker.close()
                 self.outputs.append(worker.output_text)
                 return None, observation
             return worker, observation
         said = [line for line in worker.output_text.splitlines() if line.strip()]
-        raise WorkerStartError(f"the student process could not be confined on this machine "
-                               f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}")
+        raise WorkerStartError(
+            f"the student process could not be confined on this machine "
+            f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"
+        )

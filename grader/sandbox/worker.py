@@ -1,5 +1,6 @@
 """The `.py` worker: a fresh Python interpreter that runs student code and talks to the
 grader over two private pipes. On any expiry its whole process group dies."""
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,11 @@ def exit_description(code: int | None) -> str:
     if code < 0:
         number = -code
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-        extra = {signal.SIGXCPU: " (CPU time limit)", signal.SIGKILL: " (killed: memory or time limit?)",
-                 signal.SIGXFSZ: " (file size limit)"}.get(number, "")
+        extra = {
+            signal.SIGXCPU: " (CPU time limit)",
+            signal.SIGKILL: " (killed: memory or time limit?)",
+            signal.SIGXFSZ: " (file size limit)",
+        }.get(number, "")
         return f"was killed by {name}{extra}"
     return f"exited with code {code}"
 
@@ -80,8 +84,9 @@ def exit_description(code: int | None) -> str:
 class Worker:
     """One student process. `request()` sends a message and waits for the reply."""
 
-    def __init__(self, workdir: Path, isolation: Isolation, hidden: list[Path],
-                 identity: StudentIdentity | None = None) -> None:
+    def __init__(
+        self, workdir: Path, isolation: Isolation, hidden: list[Path], identity: StudentIdentity | None = None
+    ) -> None:
         self.cgroup = StudentCgroups()
         self.cgroup.set_max(Limits().processes)  # the spec's limits are set before loading
         self.cgroup.set_memory(Limits().memory_mb)
@@ -90,8 +95,18 @@ class Worker:
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [*isolation.prefix(), sys.executable, "-I", "-S", "-u", "-c", _BOOTSTRAP, str(to_child_r),
-             str(from_child_w), json.dumps(isolation.plan([workdir], hidden, identity))],
+            [
+                *isolation.prefix(),
+                sys.executable,
+                "-I",
+                "-S",
+                "-u",
+                "-c",
+                _BOOTSTRAP,
+                str(to_child_r),
+                str(from_child_w),
+                json.dumps(isolation.plan([workdir], hidden, identity)),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,

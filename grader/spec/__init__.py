@@ -4,6 +4,7 @@ file, line and field.
 
 The YAML parser is imported only when a spec is read (`load_spec`), so that `abgrade`
 can start the student's worker before paying for it."""
+
 from .errors import SpecError
 from .model import CheckPolicy, Limits, RandomPolicy, Spec
 

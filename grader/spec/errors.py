@@ -1,4 +1,5 @@
 """The one error type a broken spec raises."""
+
 from __future__ import annotations
 
 

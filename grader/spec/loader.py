@@ -1,5 +1,6 @@
 """Read a spec file: YAML syntax, then the lab-independent fields (lab, limits, checks,
 cases, random). Cases are parsed later by the lab adapter, which knows their fields."""
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,9 @@ def load_spec(path: str | Path) -> Spec:
     unknown = set(raw) - _TOP_FIELDS
     if unknown:
         key = sorted(unknown, key=str)[0]
-        raise SpecError(shown, line_of(raw, key), str(key),
-                        f"unknown field; expected one of {', '.join(sorted(_TOP_FIELDS))}")
+        raise SpecError(
+            shown, line_of(raw, key), str(key), f"unknown field; expected one of {', '.join(sorted(_TOP_FIELDS))}"
+        )
     lab = _require(raw, "lab", str, shown)
     cases = raw.get("cases", LineList())
     if not isinstance(cases, list):
@@ -91,8 +93,12 @@ def _number(node: dict, key: str, kind: type, file: str, field_name: str) -> Any
     if kind is int:
         ok = ok and float(value).is_integer()
     if not ok or value < 0:
-        raise SpecError(file, line_of(node, key), field_name,
-                        f"must be a non-negative {'whole ' if kind is int else ''}number, got {value!r}")
+        raise SpecError(
+            file,
+            line_of(node, key),
+            field_name,
+            f"must be a non-negative {'whole ' if kind is int else ''}number, got {value!r}",
+        )
     return kind(value)
 
 
@@ -104,28 +110,41 @@ def _limits(node: Any, parent: dict, file: str) -> Limits:
     values = {}
     for key in node:
         if key not in _LIMIT_FIELDS:
-            raise SpecError(file, line_of(node, key), f"limits.{key}",
-                            f"unknown limit; expected one of {', '.join(_LIMIT_FIELDS)}")
+            raise SpecError(
+                file, line_of(node, key), f"limits.{key}", f"unknown limit; expected one of {', '.join(_LIMIT_FIELDS)}"
+            )
         values[key] = _number(node, key, _LIMIT_FIELDS[key], file, f"limits.{key}")
     if values.get("memory_mb", MIN_MEMORY_MB) < MIN_MEMORY_MB:
-        raise SpecError(file, line_of(node, "memory_mb"), "limits.memory_mb",
-                        f"must be at least {MIN_MEMORY_MB} (MB), got {values['memory_mb']:g}: below it Python and a "
-                        f"Jupyter kernel don't start; write {MIN_MEMORY_MB} or more")
+        raise SpecError(
+            file,
+            line_of(node, "memory_mb"),
+            "limits.memory_mb",
+            f"must be at least {MIN_MEMORY_MB} (MB), got {values['memory_mb']:g}: below it Python and a "
+            f"Jupyter kernel don't start; write {MIN_MEMORY_MB} or more",
+        )
     submission = values.get("submission_seconds", Limits.submission_seconds)
     if "load_seconds" not in values:  # the default never exceeds a short submission budget
         values["load_seconds"] = min(Limits.load_seconds, submission)
     elif values["load_seconds"] > submission:
-        raise SpecError(file, line_of(node, "load_seconds"), "limits.load_seconds",
-                        f"must be at most limits.submission_seconds ({submission:g}), got {values['load_seconds']:g}: "
-                        "loading is part of the submission's time")
+        raise SpecError(
+            file,
+            line_of(node, "load_seconds"),
+            "limits.load_seconds",
+            f"must be at most limits.submission_seconds ({submission:g}), got {values['load_seconds']:g}: "
+            "loading is part of the submission's time",
+        )
     return Limits(**values)
 
 
 def _visibility(node: dict, key: str, file: str, field_name: str) -> str:
     value = node[key]
     if value not in VISIBILITIES:
-        raise SpecError(file, line_of(node, key), field_name,
-                        f"unknown visibility {value!r}; expected one of {', '.join(VISIBILITIES)}")
+        raise SpecError(
+            file,
+            line_of(node, key),
+            field_name,
+            f"unknown visibility {value!r}; expected one of {', '.join(VISIBILITIES)}",
+        )
     return value
 
 
@@ -139,13 +158,14 @@ def _checks(node: Any, parent: dict, file: str) -> dict[str, CheckPolicy]:
     for kind, body in node.items():
         where = f"checks.{kind}"
         if kind not in kinds:
-            raise SpecError(file, line_of(node, kind), where,
-                            f"unknown check kind; expected one of {', '.join(kinds)}")
+            raise SpecError(file, line_of(node, kind), where, f"unknown check kind; expected one of {', '.join(kinds)}")
         if not isinstance(body, dict):
             raise SpecError(file, line_of(node, kind), where, "must be a mapping with 'points'")
         for key in body:
             if key not in ("points", "visibility"):
-                raise SpecError(file, line_of(body, key), f"{where}.{key}", "unknown field; expected points or visibility")
+                raise SpecError(
+                    file, line_of(body, key), f"{where}.{key}", "unknown field; expected points or visibility"
+                )
         if "points" not in body:
             raise SpecError(file, line_of(node, kind), where, "missing 'points'")
         points = _number(body, "points", float, file, f"{where}.points")
@@ -158,7 +178,9 @@ def _random(node: Any, parent: dict, file: str) -> RandomPolicy | None:
     if node is None:
         return None
     if not isinstance(node, dict):
-        raise SpecError(file, line_of(parent, "random"), "random", "must be a mapping with 'count' and generator settings")
+        raise SpecError(
+            file, line_of(parent, "random"), "random", "must be a mapping with 'count' and generator settings"
+        )
     if "count" not in node:
         raise SpecError(file, line_of(node), "random.count", "missing: how many random cases to generate")
     count = _number(node, "count", int, file, "random.count")

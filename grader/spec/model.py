@@ -1,5 +1,6 @@
 """The lab-independent part of a spec, as dataclasses. Lab-specific case fields stay raw
 (`LineDict`s with line numbers) until the lab's adapter parses them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -3,6 +3,7 @@
 Mappings load as `LineDict` and lists as `LineList`; both carry `.line` (1-based line of
 the node) and `.lines` (line of each key or item), so validators can point at the line.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -42,9 +43,7 @@ def _mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
                 None, None, "a mapping key must be a plain value", key_node.start_mark
             ) from None
         if key in result:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         result[key] = loader.construct_object(value_node, deep=True)
         result.lines[key] = key_node.start_mark.line + 1
     return result
@@ -61,8 +60,9 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _map
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
 
 
-def read_yaml_file(path: Path, shown: str, what: str,
-                   error: Callable[[str, int | None, str, str], Exception]) -> tuple[str, Any]:
+def read_yaml_file(
+    path: Path, shown: str, what: str, error: Callable[[str, int | None, str, str], Exception]
+) -> tuple[str, Any]:
     """Read and parse a YAML file into (text, data); an unreadable file or a syntax error
     becomes `error(shown, line, field, problem)` (a SpecError or a ConfigError)."""
     try:

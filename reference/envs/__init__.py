@@ -14,8 +14,17 @@ from reference.envs.connect4_env import ConnectFourEnv, conn
 from reference.envs.core import BoardEnv, IllegalMoveError, StepCounter
 from reference.envs.tictactoe_env import TicTacToeEnv, ttt
 
-__all__ = ["BoardEnv", "ConnectFourEnv", "IllegalMoveError", "StepCounter", "TicTacToeEnv",
-           "bundle_source", "conn", "load_bundle", "ttt"]
+__all__ = [
+    "BoardEnv",
+    "ConnectFourEnv",
+    "IllegalMoveError",
+    "StepCounter",
+    "TicTacToeEnv",
+    "bundle_source",
+    "conn",
+    "load_bundle",
+    "ttt",
+]
 
 _MODULES = ("core", "tictactoe_env", "connect4_env")  # in dependency order
 

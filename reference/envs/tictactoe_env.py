@@ -14,8 +14,7 @@ from reference.envs.core import BoardEnv
 
 # For each cell index, the pairs of other cell indices that complete a line through it.
 _LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
-_PARTNERS = tuple(tuple(tuple(c for c in line if c != cell) for line in _LINES if cell in line)
-                  for cell in range(9))
+_PARTNERS = tuple(tuple(tuple(c for c in line if c != cell) for line in _LINES if cell in line) for cell in range(9))
 
 
 class TicTacToeEnv(BoardEnv):

@@ -26,8 +26,7 @@ def configure(heaps=(1, 2, 3)):
 
 
 def _checked_heaps(heaps):
-    if not (isinstance(heaps, (list, tuple)) and heaps
-            and all(type(size) is int and size >= 0 for size in heaps)):
+    if not (isinstance(heaps, (list, tuple)) and heaps and all(type(size) is int and size >= 0 for size in heaps)):
         raise ValueError(f"heaps must be a non-empty sequence of non-negative ints, not {heaps!r}")
     return tuple(heaps)
 
@@ -37,9 +36,11 @@ def next_states(state, player):
     count = 1, 2, ... up to the heap's size; then the other player is to move."""
     heaps, _ = state
     opponent = Players[1] if player == Players[0] else Players[0]
-    return [(heaps[:i] + (size - count,) + heaps[i + 1:], opponent)
-            for i, size in enumerate(heaps)
-            for count in range(1, size + 1)]
+    return [
+        (heaps[:i] + (size - count,) + heaps[i + 1 :], opponent)
+        for i, size in enumerate(heaps)
+        for count in range(1, size + 1)
+    ]
 
 
 def finished(state):

@@ -17,9 +17,14 @@ EMPTY = "."
 Start = EMPTY * 9
 
 LINES = (
-    (0, 1, 2), (3, 4, 5), (6, 7, 8),  # rows
-    (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
-    (0, 4, 8), (2, 4, 6),             # diagonals
+    (0, 1, 2),
+    (3, 4, 5),
+    (6, 7, 8),  # rows
+    (0, 3, 6),
+    (1, 4, 7),
+    (2, 5, 8),  # columns
+    (0, 4, 8),
+    (2, 4, 6),  # diagonals
 )
 
 
@@ -35,8 +40,7 @@ def winner(state):
 def next_states(state, player):
     """`player` puts a mark in each empty cell, in row-major order of the cell."""
     mark = MARKS[player]
-    return [state[:cell] + mark + state[cell + 1:]
-            for cell, content in enumerate(state) if content == EMPTY]
+    return [state[:cell] + mark + state[cell + 1 :] for cell, content in enumerate(state) if content == EMPTY]
 
 
 def finished(state):
@@ -55,12 +59,11 @@ def utility(state, player):
 
 def describe(state):
     """The board as three rows, e.g. 'X.O' / '.X.' / '..O'."""
-    return "\n".join(state[row:row + 3] for row in (0, 3, 6))
+    return "\n".join(state[row : row + 3] for row in (0, 3, 6))
 
 
 def _checked(obj):
-    if not (isinstance(obj, str) and len(obj) == 9
-            and set(obj) <= {EMPTY, *MARKS}):
+    if not (isinstance(obj, str) and len(obj) == 9 and set(obj) <= {EMPTY, *MARKS}):
         raise ValueError(f"not a tic-tac-toe state: {obj!r}")
     return obj
 
