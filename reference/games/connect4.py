@@ -136,7 +136,7 @@ def heuristic(State):
 
 def stones(State):
     """The number of stones on the board."""
-    return sum(ROWS - row.count(EMPTY) for row in State)
+    return sum(COLS - row.count(EMPTY) for row in State)
 
 
 def to_move(State):
