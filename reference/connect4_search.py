@@ -35,6 +35,18 @@ The student API, in this class's terms
   -1 or 1 or the first search that ends after `time_limit` seconds.
 - `best_move(State, time_limit)`: for `gPlayers[0]` to move, as the seed.
 
+What the seed's move ordering really reads
+------------------------------------------
+The seed's text says that the values of one deepening round order the moves
+of the next, but its code asks for a successor's value at `limit - 1`, the
+depth that successor is about to be searched to, while the previous round
+stored it at `limit - 2`. So the ordering mostly reads the default 0 (ties:
+the smaller state first) and only uses values found earlier in the same
+round through transpositions or the singular-move extension (on the `solved`
+positions about one lookup in six hits). The reference reproduces the code,
+since students copy it; `Variant(order_depth=2)` is the text's reading,
+listed among the accepted variants.
+
 Decisions where the course is silent
 ------------------------------------
 - The seed's `print` in `pd_evaluate` is left out; the clock is
@@ -82,6 +94,9 @@ class Variant:
       the smaller state); `'sorted'` (a stable sort on the priority: ties
       keep `next_states` order); `'none'` (`next_states` order);
       `'reversed'` (the priorities' signs swapped: worst first).
+    - `order_depth`: a successor's priority is its cached value at
+      `limit - order_depth`: 1 is the seed's code; 2 is what the seed's text
+      says (the values of the previous deepening round; module docstring).
     - `fail`: `'soft'` (the seed: leaf values and cut-off values as found);
       `'hard'` (every result clamped into `[alpha, beta]`).
     - `finished_first`: False checks `limit == 0` before `finished`, so a
@@ -96,6 +111,7 @@ class Variant:
     key_with_limit: bool = True
     use_cache: bool = True
     ordering: str = "heapq"
+    order_depth: int = 1
     fail: str = "soft"
     finished_first: bool = True
     singular_extension: bool = True
@@ -109,6 +125,8 @@ class Variant:
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
+        if self.order_depth not in (1, 2):
+            raise ValueError(f"order_depth must be 1 or 2, not {self.order_depth!r}")
 
 
 SEED = Variant()
@@ -119,6 +137,8 @@ ACCEPTED: dict[str, Variant] = {
     "sorted": Variant(ordering="sorted"),
     "fail_hard": Variant(fail="hard"),
     "sorted_fail_hard": Variant(ordering="sorted", fail="hard"),
+    # the seed's text rather than its code: order by the previous round's values
+    "previous_round_order": Variant(order_depth=2),
 }
 
 # Classic bugs: name -> (variant, one-line hint for the student).
@@ -278,7 +298,7 @@ class SeedSearch:
         if len(NextStates) == 1 and variant.singular_extension:
             return self.evaluate(NextStates[0], limit, reply, alpha, beta)
         value = alpha if maximizing else beta
-        for ns in self._ordered(NextStates, limit - 1, maximizing):
+        for ns in self._ordered(NextStates, limit - variant.order_depth, maximizing):
             if maximizing:
                 value = max(value, self.evaluate(ns, limit - 1, reply, value, beta))
                 if value >= beta:
@@ -290,7 +310,8 @@ class SeedSearch:
         return value
 
     def _ordered(self, NextStates: list, limit: int, maximizing: bool) -> list:
-        """The successors in the order the variant searches them."""
+        """The successors in the order the variant searches them, by their
+        cached values at `limit`."""
         ordering = self.variant.ordering
         if ordering == "none":
             return NextStates
@@ -355,39 +376,67 @@ def _clamp(value: float, alpha: float, beta: float) -> float:
 
 def depth_limited_value(State: tuple, limit: int, maximizing: bool | None = None, *,
                         game: Any = connect4, memo: dict | None = None) -> float:
-    """Plain minimax to `limit` with the seed's leaves and its singular-move
-    extension: `utility` on a finished state, `heuristic` at limit 0, the
-    same `limit` for a single successor, `limit - 1` otherwise.
+    """The exact value the seed's search approximates: minimax to `limit` with
+    the seed's leaves and its singular-move extension (`utility` on a finished
+    state, `heuristic` at limit 0, the same `limit` for a single successor,
+    `limit - 1` otherwise).
 
     `maximizing` says whether `gPlayers[0]` is to move; None asks
-    `game.to_move`. `memo` (a dict keyed by `(State, limit, maximizing)`)
-    may be shared between calls on the same game.
+    `game.to_move`. Computed by a fail-soft alpha-beta that keeps, per
+    `(State, limit, maximizing)`, the bounds `(low, high)` it has proved
+    (`memo`, which may be shared between calls on the same game), so that
+    checking every entry of a large cache stays cheap; the value is the plain
+    minimax value all the same (tests compare the two).
     """
     if maximizing is None:
         maximizing = game.to_move(State) == game.gPlayers[0]
     if memo is None:
         memo = {}
+    return _bounded_value(State, limit, maximizing, -_INF, _INF, game, memo)
 
-    def value(S: tuple, lim: int, maxing: bool) -> float:
-        key = (S, lim, maxing)
-        found = memo.get(key)
-        if found is not None:
-            return found
-        if game.finished(S):
-            result = game.utility(S)
-        elif lim == 0:
-            result = game.heuristic(S)
+
+_INF = float("inf")
+
+
+def _bounded_value(S: tuple, limit: int, maxing: bool, alpha: float, beta: float,
+                   game: Any, memo: dict) -> float:
+    """Fail-soft alpha-beta: a result `v <= alpha` is an upper bound of the
+    value, `v >= beta` a lower bound, anything between is exact."""
+    key = (S, limit, maxing)
+    low, high = memo.get(key, (-_INF, _INF))
+    if low == high or low >= beta:
+        return low
+    if high <= alpha:
+        return high
+    alpha, beta = max(alpha, low), min(beta, high)
+    if game.finished(S):
+        value = game.utility(S)
+    elif limit == 0:
+        value = game.heuristic(S)
+    else:
+        successors = game.next_states(S, game.gPlayers[0 if maxing else 1])
+        if len(successors) == 1:
+            value = _bounded_value(successors[0], limit, not maxing, alpha, beta, game, memo)
+        elif maxing:
+            value = -_INF
+            for s in successors:
+                value = max(value, _bounded_value(s, limit - 1, False, max(alpha, value), beta, game, memo))
+                if value >= beta:
+                    break
         else:
-            successors = game.next_states(S, game.gPlayers[0 if maxing else 1])
-            if len(successors) == 1:
-                result = value(successors[0], lim, not maxing)
-            else:
-                values = [value(s, lim - 1, not maxing) for s in successors]
-                result = max(values) if maxing else min(values)
-        memo[key] = result
-        return result
-
-    return value(State, limit, maximizing)
+            value = _INF
+            for s in successors:
+                value = min(value, _bounded_value(s, limit - 1, True, alpha, min(beta, value), game, memo))
+                if value <= alpha:
+                    break
+    if value <= alpha:
+        high = value
+    elif value >= beta:
+        low = value
+    else:
+        low = high = value
+    memo[key] = (low, high)
+    return value
 
 
 def optimal_successors(State: tuple, limit: int, *, game: Any = connect4,

@@ -331,17 +331,46 @@ def test_warm_cache_needs_fewer_expansions():
     assert search.next_states_calls < cold
 
 
-def test_heapq_ordering_searches_the_best_cached_successor_first():
+@pytest.mark.parametrize("order_depth", [1, 2])
+@pytest.mark.parametrize("ordering", ["heapq", "reversed"])
+def test_ordering_searches_by_the_cached_values(order_depth, ordering):
+    """The successors' values at limit 1 are cached first; the root searched at limit
+    1 + order_depth then expands them best first (reversed: worst first), the smaller
+    state first among equal values (heapq on (priority, state))."""
+    State = c4.from_moves("4453")
+    successors = c4.next_states(State, X)
+    search = SeedSearch(variant=Variant(ordering=ordering, order_depth=order_depth))
+    for s in successors:
+        search.evaluate(s, 1, search.minValue)
+    values = {s: search.value_cache(s, 1) for s in successors}
+    assert len(set(values.values())) > 1
+    searched = []
+    evaluate = search.evaluate
+
+    def recording(S, limit, f, alpha=-1, beta=1):
+        if limit == order_depth:  # the root's successors
+            searched.append(S)
+        return evaluate(S, limit, f, alpha, beta)
+
+    search.evaluate = recording
+    f = search.maxValue
+    f(State, 1 + order_depth, -1, 1)
+    sign = -1 if ordering == "heapq" else 1
+    assert searched[0] == min(successors, key=lambda s: (sign * values[s], s))
+    if order_depth == 1:  # nothing cut: every successor, in that order
+        assert searched == sorted(successors, key=lambda s: (sign * values[s], s))[:len(searched)]
+
+
+def test_seed_ordering_reads_the_same_depth_it_searches():
+    """The seed's code orders by `value_cache(ns, limit - 1)`: after a round at limit 1
+    (successors stored at limit 0), the round at limit 2 finds no value for them and
+    searches them in state order."""
     State = c4.from_moves("4453")
     search = SeedSearch()
     search.evaluate(State, 1, search.maxValue)
     search.expanded.clear()
     search.evaluate(State, 2, search.maxValue)
-    successors = c4.next_states(State, X)
-    # the root is expanded first, then its successor with the highest value at limit 1,
-    # the smaller state among equals (heapq on (-value, state))
-    best = min(successors, key=lambda s: (-search.value_cache(s, 1), s))
-    assert search.expanded[:2] == [State, best]
+    assert search.expanded[1] == min(c4.next_states(State, X))
 
 
 def run_deepening(variant, positions, time_limit=float("inf"), max_limit=None):
@@ -399,12 +428,15 @@ def test_each_search_bug_differs_from_the_seed(bug, shows):
     assert shows <= find_difference(bug)
 
 
-def test_ordering_bugs_never_change_values_and_cost_more():
+def test_ordering_bugs_never_change_values_only_counts():
     reference = run_deepening(SEED, DECIDED)
     for bug in ("no_ordering", "reversed_ordering", "no_cache"):
         got = run_deepening(BUGS[bug][0], DECIDED)
         assert [g[:2] for g in got] == [r[:2] for r in reference], bug
-        assert sum(g[2] for g in got) > sum(r[2] for r in reference), bug
+        assert [g[2] for g in got] != [r[2] for r in reference], bug
+    # without the cache, every round searches from scratch
+    no_cache = run_deepening(BUGS["no_cache"][0], DECIDED)
+    assert sum(g[2] for g in no_cache) > sum(r[2] for r in reference)
 
 
 def test_bugs_that_store_wrong_flags_give_wrong_values_on_narrow_windows():
