@@ -469,6 +469,27 @@ def deepening_values(State: tuple, max_limit: int, *, game: Any = connect4,
     return steps
 
 
+def next_states_counts(State: tuple, variants: dict[str, Variant], *, limit: int | None = None,
+                       max_limit: int | None = None, game: Any = connect4) -> dict[str, int]:
+    """`next_states` calls of each variant on a cold cache, with `f` for the
+    player to move: `evaluate(State, limit, f)` when `limit` is given, else
+    `pd_evaluate` without a time limit, stopped at `max_limit` (default: the
+    number of empty cells). For picking `nodes` cases on which a bug's count
+    differs from every accepted variant's (with the seed's ordering, which
+    mostly reads the default 0, `no_ordering` and `sorted` often agree)."""
+    counts = {}
+    for name, variant in variants.items():
+        search = SeedSearch(game=game, variant=variant)
+        f = search.maxValue if game.to_move(State) == game.gPlayers[0] else search.minValue
+        if limit is not None:
+            search.evaluate(State, limit, f)
+        else:
+            empty = sum(row.count(connect4.EMPTY) for row in State)
+            search.pd_evaluate(State, _INF, f, max_limit=empty if max_limit is None else max_limit)
+        counts[name] = search.next_states_calls
+    return counts
+
+
 def entry_is_sound(flag: str, value: float, true_value: float) -> bool:
     """Whether a cache entry `(flag, value)` holds for a state whose
     depth-limited value is `true_value` (any accepted spelling of the flag)."""

@@ -23,6 +23,7 @@ from reference.connect4_search import (
     depth_limited_value,
     entry_is_sound,
     load_solved_positions,
+    next_states_counts,
     optimal_successors,
     solve_with_seed,
     unsound_entries,
@@ -459,6 +460,22 @@ def test_bugs_that_store_wrong_flags_give_wrong_values_on_narrow_windows():
         broken[name] = count
     assert broken["seed"] == 0
     assert broken["flags_swapped"] > 0 and broken["always_exact"] > 0
+
+
+def test_counting_bugs_are_told_apart_from_every_accepted_variant_somewhere():
+    """The accepted variants count differently from one another (the nodes check must
+    accept any of them), and each bug that only changes counts has a solved position
+    where its count matches no accepted variant."""
+    bugs = {name: BUGS[name][0] for name in ("no_ordering", "reversed_ordering", "no_cache")}
+    told_apart = set()
+    for State in DECIDED:
+        accepted = next_states_counts(State, ACCEPTED)
+        for name, count in next_states_counts(State, bugs).items():
+            if count not in accepted.values():
+                told_apart.add(name)
+    assert told_apart == set(bugs)
+    assert len(set(next_states_counts(DECIDED[0], ACCEPTED).values())) > 1
+    assert next_states_counts(c4.from_moves("4453"), {"seed": SEED}, limit=2) == {"seed": 8}
 
 
 class FakeClock:
