@@ -1,7 +1,5 @@
 """The `connect4` lab's reference: the rules and heuristic, Pons' solver, and the seed's search."""
 
-import itertools
-import random
 import time
 
 import pytest
@@ -252,7 +250,7 @@ def test_game_result_for_the_maximiser():
 # -- the seed's search ---------------------------------------------------------
 
 
-def sample_positions(count=12, seed=3):
+def sample_positions(count=12):
     """Test_L3_R1 positions spread over the file (end games: the exact values are cheap)."""
     return [c4.from_moves(moves) for moves, _ in L3[::1000 // count]][:count]
 
