@@ -9,6 +9,7 @@ under 10 s (pure Python).
 
     python bench/bench_connect4_solver.py [--rounds 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,8 +61,10 @@ def main() -> None:
             times.append(seconds)
         rates = [nodes / seconds for seconds in times]
         pons = f"{published:.1f}" if published is not None else "-"
-        print(f"{label:34} mean nodes {nodes / len(positions):7.3f} (Pons {pons:>5})"
-              f"  time {spread(times)} s  nodes/s {spread(rates, 0)}")
+        print(
+            f"{label:34} mean nodes {nodes / len(positions):7.3f} (Pons {pons:>5})"
+            f"  time {spread(times)} s  nodes/s {spread(rates, 0)}"
+        )
 
 
 if __name__ == "__main__":

@@ -70,10 +70,11 @@ from __future__ import annotations
 import heapq
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from types import ModuleType
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from reference.games import connect4
 
@@ -118,10 +119,12 @@ class Variant:
     deepening: str = "seed"
 
     def __post_init__(self) -> None:
-        choices = {"flags": ("seed", "swapped", "always_exact"),
-                   "ordering": ("heapq", "sorted", "none", "reversed"),
-                   "fail": ("soft", "hard"),
-                   "deepening": ("seed", "ignores_time", "ignores_decided")}
+        choices = {
+            "flags": ("seed", "swapped", "always_exact"),
+            "ordering": ("heapq", "sorted", "none", "reversed"),
+            "fail": ("soft", "hard"),
+            "deepening": ("seed", "ignores_time", "ignores_decided"),
+        }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
@@ -143,33 +146,44 @@ ACCEPTED: dict[str, Variant] = {
 
 # Classic bugs: name -> (variant, one-line hint for the student).
 BUGS: dict[str, tuple[Variant, str]] = {
-    "flags_swapped": (Variant(flags="swapped"),
-                      "store_cache swaps the bounds: a value <= alpha is an upper bound ('≤'), "
-                      "a value >= beta a lower bound ('≥')"),
-    "always_exact": (Variant(flags="always_exact"),
-                     "store_cache stores '=' for every value, but a value outside the window "
-                     "is only a bound"),
-    "key_without_limit": (Variant(key_with_limit=False),
-                          "the cache is keyed by the state alone: a value searched to one depth "
-                          "is reused for another"),
-    "no_cache": (Variant(use_cache=False),
-                 "evaluate never stores or reads the cache"),
-    "no_ordering": (Variant(ordering="none"),
-                    "successors are searched in next_states order, not best first by their "
-                    "cached values"),
-    "reversed_ordering": (Variant(ordering="reversed"),
-                          "move ordering sorts the wrong way: maxValue must try the highest "
-                          "cached value first, minValue the lowest"),
-    "heuristic_on_finished": (Variant(finished_first=False),
-                              "at limit 0 the heuristic is returned before checking finished(State): "
-                              "a finished game must return utility(State)"),
-    "no_singular_extension": (Variant(singular_extension=False),
-                              "a state with a single successor must pass it the same limit "
-                              "(the singular-move extension)"),
-    "deepening_ignores_time": (Variant(deepening="ignores_time"),
-                               "pd_evaluate keeps deepening after the time limit has passed"),
-    "deepening_ignores_decided": (Variant(deepening="ignores_decided"),
-                                  "pd_evaluate keeps deepening after the value is decided (-1 or 1)"),
+    "flags_swapped": (
+        Variant(flags="swapped"),
+        "store_cache swaps the bounds: a value <= alpha is an upper bound ('≤'), a value >= beta a lower bound ('≥')",
+    ),
+    "always_exact": (
+        Variant(flags="always_exact"),
+        "store_cache stores '=' for every value, but a value outside the window is only a bound",
+    ),
+    "key_without_limit": (
+        Variant(key_with_limit=False),
+        "the cache is keyed by the state alone: a value searched to one depth is reused for another",
+    ),
+    "no_cache": (Variant(use_cache=False), "evaluate never stores or reads the cache"),
+    "no_ordering": (
+        Variant(ordering="none"),
+        "successors are searched in next_states order, not best first by their cached values",
+    ),
+    "reversed_ordering": (
+        Variant(ordering="reversed"),
+        "move ordering sorts the wrong way: maxValue must try the highest cached value first, minValue the lowest",
+    ),
+    "heuristic_on_finished": (
+        Variant(finished_first=False),
+        "at limit 0 the heuristic is returned before checking finished(State): "
+        "a finished game must return utility(State)",
+    ),
+    "no_singular_extension": (
+        Variant(singular_extension=False),
+        "a state with a single successor must pass it the same limit (the singular-move extension)",
+    ),
+    "deepening_ignores_time": (
+        Variant(deepening="ignores_time"),
+        "pd_evaluate keeps deepening after the time limit has passed",
+    ),
+    "deepening_ignores_decided": (
+        Variant(deepening="ignores_decided"),
+        "pd_evaluate keeps deepening after the value is decided (-1 or 1)",
+    ),
 }
 
 
@@ -328,8 +342,9 @@ class SeedSearch:
 
     # -- deepening and the move --------------------------------------------
 
-    def pd_evaluate(self, State: tuple, time_limit: float, f: Callable, *,
-                    max_limit: int | None = None) -> tuple[float, int]:
+    def pd_evaluate(
+        self, State: tuple, time_limit: float, f: Callable, *, max_limit: int | None = None
+    ) -> tuple[float, int]:
         """Deepen from limit 0 up (module docstring) -> (value, limit).
 
         `max_limit` (not in the student API) stops after that limit whatever
@@ -374,8 +389,9 @@ def _clamp(value: float, alpha: float, beta: float) -> float:
 # -- exact values ----------------------------------------------------------------
 
 
-def depth_limited_value(State: tuple, limit: int, maximizing: bool | None = None, *,
-                        game: Any = connect4, memo: dict | None = None) -> float:
+def depth_limited_value(
+    State: tuple, limit: int, maximizing: bool | None = None, *, game: Any = connect4, memo: dict | None = None
+) -> float:
     """The exact value the seed's search approximates: minimax to `limit` with
     the seed's leaves and its singular-move extension (`utility` on a finished
     state, `heuristic` at limit 0, the same `limit` for a single successor,
@@ -398,8 +414,7 @@ def depth_limited_value(State: tuple, limit: int, maximizing: bool | None = None
 _INF = float("inf")
 
 
-def _bounded_value(S: tuple, limit: int, maxing: bool, alpha: float, beta: float,
-                   game: Any, memo: dict) -> float:
+def _bounded_value(S: tuple, limit: int, maxing: bool, alpha: float, beta: float, game: Any, memo: dict) -> float:
     """Fail-soft alpha-beta: a result `v <= alpha` is an upper bound of the
     value, `v >= beta` a lower bound, anything between is exact."""
     key = (S, limit, maxing)
@@ -439,8 +454,7 @@ def _bounded_value(S: tuple, limit: int, maxing: bool, alpha: float, beta: float
     return value
 
 
-def optimal_successors(State: tuple, limit: int, *, game: Any = connect4,
-                       memo: dict | None = None) -> list:
+def optimal_successors(State: tuple, limit: int, *, game: Any = connect4, memo: dict | None = None) -> list:
     """The successors (in `next_states` order) of `State`, for the player to
     move, whose depth-limited value at `max(limit - 1, 0)` is the best for
     that player: the moves `best_move` may return after deepening to `limit`."""
@@ -448,14 +462,14 @@ def optimal_successors(State: tuple, limit: int, *, game: Any = connect4,
     player = game.gPlayers[0 if maximizing else 1]
     memo = {} if memo is None else memo
     successors = game.next_states(State, player)
-    values = [depth_limited_value(s, max(limit - 1, 0), not maximizing, game=game, memo=memo)
-              for s in successors]
+    values = [depth_limited_value(s, max(limit - 1, 0), not maximizing, game=game, memo=memo) for s in successors]
     best = max(values) if maximizing else min(values)
     return [s for s, v in zip(successors, values) if v == best]
 
 
-def deepening_values(State: tuple, max_limit: int, *, game: Any = connect4,
-                     memo: dict | None = None) -> list[tuple[int, float]]:
+def deepening_values(
+    State: tuple, max_limit: int, *, game: Any = connect4, memo: dict | None = None
+) -> list[tuple[int, float]]:
     """`(limit, value)` for limits 0, 1, ... up to `max_limit`, stopping after
     the first decided value (-1 or 1): what a correct `pd_evaluate` computes
     when the time is not up first."""
@@ -469,8 +483,14 @@ def deepening_values(State: tuple, max_limit: int, *, game: Any = connect4,
     return steps
 
 
-def next_states_counts(State: tuple, variants: dict[str, Variant], *, limit: int | None = None,
-                       max_limit: int | None = None, game: Any = connect4) -> dict[str, int]:
+def next_states_counts(
+    State: tuple,
+    variants: dict[str, Variant],
+    *,
+    limit: int | None = None,
+    max_limit: int | None = None,
+    game: Any = connect4,
+) -> dict[str, int]:
     """`next_states` calls of each variant on a cold cache, with `f` for the
     player to move: `evaluate(State, limit, f)` when `limit` is given, else
     `pd_evaluate` without a time limit, stopped at `max_limit` (default: the
@@ -511,8 +531,7 @@ def unsound_entries(cache: dict, *, game: Any = connect4, memo: dict | None = No
     memo = {} if memo is None else memo
     wrong = []
     for key, (flag, value) in cache.items():
-        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int)
-                and isinstance(key[0], tuple)):
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int) and isinstance(key[0], tuple)):
             wrong.append((key, None, flag, value, None))
             continue
         State, limit = key
@@ -544,6 +563,7 @@ def pick_solved_positions(**params: int) -> dict:
     `reference/data/connect4/solved_positions.json`. Deterministic (counts,
     not times); takes about a second."""
     from reference.connect4_solver import load_test_set
+
     settings = {**SOLVED_PARAMS, **params}
     picked: dict[tuple, list] = {}
     draws: list = []
@@ -558,27 +578,45 @@ def pick_solved_positions(**params: int) -> dict:
             f = search.maxValue if mover == connect4.gPlayers[0] else search.minValue
             value = search.evaluate(State, empty, f)
             if value == 0 and search.next_states_calls <= settings["max_calls"]:
-                draws.append({"moves": moves, "to_move": mover, "result": 0, "limit": empty,
-                              "next_states_calls": search.next_states_calls})
+                draws.append(
+                    {
+                        "moves": moves,
+                        "to_move": mover,
+                        "result": 0,
+                        "limit": empty,
+                        "next_states_calls": search.next_states_calls,
+                    }
+                )
             continue
         result = (1 if score > 0 else -1) * (1 if mover == connect4.gPlayers[0] else -1)
         kind = (mover, result)
         if len(picked.setdefault(kind, [])) >= settings["per_kind"]:
             continue
         value, limit, search = solve_with_seed(State, float("inf"), max_limit=empty)
-        if (search.stopped_by == "decided" and value == result and limit >= settings["min_limit"]
-                and search.next_states_calls <= settings["max_calls"]):
-            picked[kind].append({"moves": moves, "to_move": mover, "result": result, "limit": limit,
-                                 "next_states_calls": search.next_states_calls})
+        if (
+            search.stopped_by == "decided"
+            and value == result
+            and limit >= settings["min_limit"]
+            and search.next_states_calls <= settings["max_calls"]
+        ):
+            picked[kind].append(
+                {
+                    "moves": moves,
+                    "to_move": mover,
+                    "result": result,
+                    "limit": limit,
+                    "next_states_calls": search.next_states_calls,
+                }
+            )
     decided = [entry for kind in sorted(picked) for entry in picked[kind]]
     return {
         "source": "Pascal Pons, 'Solving Connect 4', part 2, test set Test_L3_R1 "
-                  "(http://blog.gamesolver.org/solving-connect-four/02-test-protocol/)",
+        "(http://blog.gamesolver.org/solving-connect-four/02-test-protocol/)",
         "criterion": SOLVED_CRITERION.format(**settings),
         "fields": "moves: Pons' format; to_move: X or O; result: game-theoretic result for X; "
-                  "limit: the depth where the seed's pd_evaluate decides (draws: the exact "
-                  "depth, the number of empty cells); next_states_calls: what the seed's "
-                  "search made to get there on a cold cache",
+        "limit: the depth where the seed's pd_evaluate decides (draws: the exact "
+        "depth, the number of empty cells); next_states_calls: what the seed's "
+        "search made to get there on a cold cache",
         "positions": decided + draws,
     }
 
@@ -587,6 +625,7 @@ def game_result(State: tuple) -> int:
     """The game-theoretic result for the maximiser 'X': 1, 0 or -1 (via the
     bitboard solver)."""
     from reference.connect4_solver import game_result as solve_result
+
     return solve_result(State)
 
 
@@ -594,13 +633,20 @@ def load_solved_positions() -> list[dict]:
     """The `solved` check's positions (`reference/data/connect4/solved_positions.json`):
     dicts with `moves`, `to_move`, `result` (for 'X') and what the seed's
     search needed: `limit`, `next_states_calls`."""
-    text = resources.files("reference").joinpath(
-        "data", "connect4", "solved_positions.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("reference").joinpath("data", "connect4", "solved_positions.json").read_text(encoding="utf-8")
+    )
     return json.loads(text)["positions"]
 
 
-def solve_with_seed(State: tuple, time_limit: float, *, game: ModuleType = connect4,
-                    variant: Variant = SEED, max_limit: int | None = None) -> tuple[float, int, SeedSearch]:
+def solve_with_seed(
+    State: tuple,
+    time_limit: float,
+    *,
+    game: ModuleType = connect4,
+    variant: Variant = SEED,
+    max_limit: int | None = None,
+) -> tuple[float, int, SeedSearch]:
     """`pd_evaluate` on a cold cache with the `f` of the player to move ->
     (value, limit, the search with its counters)."""
     search = SeedSearch(game=game, variant=variant)
@@ -608,7 +654,6 @@ def solve_with_seed(State: tuple, time_limit: float, *, game: ModuleType = conne
     f = search.maxValue if maximizing else search.minValue
     value, limit = search.pd_evaluate(State, time_limit, f, max_limit=max_limit)
     return value, limit, search
-
 
 
 if __name__ == "__main__":

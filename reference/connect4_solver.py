@@ -163,9 +163,15 @@ def from_state(State: tuple) -> Bitboard:
     return Bitboard(position, mask, bin(mask).count("1"))
 
 
-def solve(board: Bitboard, alpha: int = MIN_SCORE, beta: int = MAX_SCORE, *,
-          weak: bool = False, centre_first: bool = False,
-          table: dict | None = None) -> Solution:
+def solve(
+    board: Bitboard,
+    alpha: int = MIN_SCORE,
+    beta: int = MAX_SCORE,
+    *,
+    weak: bool = False,
+    centre_first: bool = False,
+    table: dict | None = None,
+) -> Solution:
     """Search `board` with Pons' negamax (module docstring) and count the nodes.
 
     `weak=True` searches the window (-1, 1) instead of `(alpha, beta)`: the

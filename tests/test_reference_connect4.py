@@ -64,11 +64,14 @@ def test_start_and_move_strings_follow_the_test_sets():
     assert c4.from_moves("1")[0][0] == X  # column 1 is the leftmost
 
 
-@pytest.mark.parametrize("moves, message", [
-    ("4480", "not a column"),
-    ("1111111", "column 1 is full"),
-    ("12121212", "already over"),
-])
+@pytest.mark.parametrize(
+    "moves, message",
+    [
+        ("4480", "not a column"),
+        ("1111111", "column 1 is full"),
+        ("12121212", "already over"),
+    ],
+)
 def test_from_moves_rejects_illegal_sequences(moves, message):
     with pytest.raises(ValueError, match=message):
         c4.from_moves(moves)
@@ -85,13 +88,16 @@ def test_next_states_in_column_order_skipping_full_columns():
     assert len(c4.next_states(c4.gStart, O)) == 7
 
 
-@pytest.mark.parametrize("moves, expected", [
-    ("1122334", 1),     # X: horizontal on the bottom row
-    ("1212121", 1),     # X: vertical
-    ("12121272", -1),   # O: vertical in column 2
-    ("121212", None),   # three each: the game goes on
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "moves, expected",
+    [
+        ("1122334", 1),  # X: horizontal on the bottom row
+        ("1212121", 1),  # X: vertical
+        ("12121272", -1),  # O: vertical in column 2
+        ("121212", None),  # three each: the game goes on
+        ("", None),
+    ],
+)
 def test_utility_only_on_finished_states(moves, expected):
     State = c4.from_moves(moves)
     assert c4.utility(State) == expected
@@ -137,6 +143,7 @@ def test_encode_decode_round_trip_and_checks():
 
 def test_states_are_hashable_ordered_and_work_with_heapq():
     import heapq
+
     successors = c4.next_states(c4.from_moves("4453"), X)
     heap = []
     for s in successors:
@@ -252,7 +259,7 @@ def test_game_result_for_the_maximiser():
 
 def sample_positions(count=12):
     """Test_L3_R1 positions spread over the file (end games: the exact values are cheap)."""
-    return [c4.from_moves(moves) for moves, _ in L3[::1000 // count]][:count]
+    return [c4.from_moves(moves) for moves, _ in L3[:: 1000 // count]][:count]
 
 
 def f_for(search, State):
@@ -357,7 +364,7 @@ def test_ordering_searches_by_the_cached_values(order_depth, ordering):
     sign = -1 if ordering == "heapq" else 1
     assert searched[0] == min(successors, key=lambda s: (sign * values[s], s))
     if order_depth == 1:  # nothing cut: every successor, in that order
-        assert searched == sorted(successors, key=lambda s: (sign * values[s], s))[:len(searched)]
+        assert searched == sorted(successors, key=lambda s: (sign * values[s], s))[: len(searched)]
 
 
 def test_seed_ordering_reads_the_same_depth_it_searches():
@@ -378,8 +385,9 @@ def run_deepening(variant, positions, time_limit=float("inf"), max_limit=None):
     for State in positions:
         search = SeedSearch(variant=variant)
         empty = 42 - c4.stones(State)
-        value, limit = search.pd_evaluate(State, time_limit, f_for(search, State),
-                                          max_limit=empty if max_limit is None else max_limit)
+        value, limit = search.pd_evaluate(
+            State, time_limit, f_for(search, State), max_limit=empty if max_limit is None else max_limit
+        )
         results.append((value, limit, search.next_states_calls, search.cache, search.deepening))
     return results
 
@@ -413,16 +421,19 @@ def find_difference(bug):
     return seen
 
 
-@pytest.mark.parametrize("bug, shows", [
-    ("flags_swapped", {"unsound"}),
-    ("always_exact", {"unsound"}),
-    ("key_without_limit", {"keys", "calls"}),
-    ("no_cache", {"calls"}),
-    ("no_ordering", {"calls"}),
-    ("reversed_ordering", {"calls"}),
-    ("heuristic_on_finished", {"value"}),
-    ("no_singular_extension", {"calls"}),
-])
+@pytest.mark.parametrize(
+    "bug, shows",
+    [
+        ("flags_swapped", {"unsound"}),
+        ("always_exact", {"unsound"}),
+        ("key_without_limit", {"keys", "calls"}),
+        ("no_cache", {"calls"}),
+        ("no_ordering", {"calls"}),
+        ("reversed_ordering", {"calls"}),
+        ("heuristic_on_finished", {"value"}),
+        ("no_singular_extension", {"calls"}),
+    ],
+)
 def test_each_search_bug_differs_from_the_seed(bug, shows):
     assert shows <= find_difference(bug)
 
@@ -442,8 +453,11 @@ def test_bugs_that_store_wrong_flags_give_wrong_values_on_narrow_windows():
     """Over many (state, limit, window) searches on a shared cache, both flag bugs return
     a value that breaks the bound specification somewhere; the seed never does."""
     broken = {}
-    for name, variant in [("seed", SEED), ("flags_swapped", BUGS["flags_swapped"][0]),
-                          ("always_exact", BUGS["always_exact"][0])]:
+    for name, variant in [
+        ("seed", SEED),
+        ("flags_swapped", BUGS["flags_swapped"][0]),
+        ("always_exact", BUGS["always_exact"][0]),
+    ]:
         memo, count = {}, 0
         for State in sample_positions(10):
             search = SeedSearch(variant=variant)
@@ -452,8 +466,11 @@ def test_bugs_that_store_wrong_flags_give_wrong_values_on_narrow_windows():
                 true = depth_limited_value(State, limit, memo=memo)
                 for alpha, beta in WINDOWS + [(-1, 1)]:
                     got = search.evaluate(State, limit, f, alpha, beta)
-                    if (alpha <= true <= beta and got != true) or (true < alpha and got > alpha) \
-                            or (true > beta and got < beta):
+                    if (
+                        (alpha <= true <= beta and got != true)
+                        or (true < alpha and got > alpha)
+                        or (true > beta and got < beta)
+                    ):
                         count += 1
         broken[name] = count
     assert broken["seed"] == 0
@@ -522,7 +539,7 @@ def test_deepening_bugs():
     seed = SeedSearch()
     seed_value, seed_limit = seed.pd_evaluate(decided, 1e9, f_for(seed, decided))
     assert ignores_decided.stopped_by == "max_limit" and limit == 12 > seed_limit
-    assert ignores_decided.deepening[:seed_limit + 1] == seed.deepening
+    assert ignores_decided.deepening[: seed_limit + 1] == seed.deepening
 
 
 def test_best_move_is_deterministic_and_optimal():
@@ -567,8 +584,11 @@ def test_solved_positions_are_solved_by_the_seed_search():
         if entry["result"]:
             value, limit, search = solve_with_seed(State, 2.0)
             assert search.stopped_by == "decided"
-            assert (value, limit, search.next_states_calls) == \
-                (entry["result"], entry["limit"], entry["next_states_calls"])
+            assert (value, limit, search.next_states_calls) == (
+                entry["result"],
+                entry["limit"],
+                entry["next_states_calls"],
+            )
         else:
             value, limit, search = solve_with_seed(State, 0.3)
             assert value == 0 and limit >= entry["limit"]

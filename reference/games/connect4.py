@@ -39,8 +39,8 @@ value of a won or lost game. It only reads the stones on the board (not whose
 move it is) and is defined on every board, finished ones included.
 """
 
-gPlayers = ['X', 'O']
-EMPTY = ' '
+gPlayers = ["X", "O"]
+EMPTY = " "
 ROWS = 6
 COLS = 7
 
@@ -56,8 +56,7 @@ def _lines():
             for col in range(COLS):
                 end_row, end_col = row + 3 * drow, col + 3 * dcol
                 if 0 <= end_row < ROWS and 0 <= end_col < COLS:
-                    lines.append(tuple((row + k * drow) * COLS + col + k * dcol
-                                       for k in range(4)))
+                    lines.append(tuple((row + k * drow) * COLS + col + k * dcol for k in range(4)))
     return tuple(lines)
 
 
@@ -69,7 +68,7 @@ WEIGHT = (0, 0, 1, 4, 0)
 
 def cells(State):
     """The 42 cells as one string, row by row from the bottom (`row * 7 + col`)."""
-    return ''.join([''.join(row) for row in State])
+    return "".join(["".join(row) for row in State])
 
 
 def winner(State):
@@ -108,16 +107,15 @@ def drop(State, col, player):
     """The state after `player` drops a stone in column `col` (0 to 6)."""
     row = free_row(State, col)
     if row is None:
-        raise ValueError(f'column {col + 1} is full')
+        raise ValueError(f"column {col + 1} is full")
     line = State[row]
-    return State[:row] + (line[:col] + (player,) + line[col + 1:],) + State[row + 1:]
+    return State[:row] + (line[:col] + (player,) + line[col + 1 :],) + State[row + 1 :]
 
 
 def next_states(State, player):
     """The states reached when `player` drops a stone, one per column that is
     not full, from the leftmost column (1) to the rightmost (7)."""
-    return [drop(State, col, player) for col in range(COLS)
-            if State[ROWS - 1][col] == EMPTY]
+    return [drop(State, col, player) for col in range(COLS) if State[ROWS - 1][col] == EMPTY]
 
 
 def heuristic(State):
@@ -127,10 +125,10 @@ def heuristic(State):
     score = 0
     for a, b, c, d in LINES:
         line = board[a] + board[b] + board[c] + board[d]
-        if 'O' not in line:
-            score += WEIGHT[line.count('X')]
-        elif 'X' not in line:
-            score -= WEIGHT[line.count('O')]
+        if "O" not in line:
+            score += WEIGHT[line.count("X")]
+        elif "X" not in line:
+            score -= WEIGHT[line.count("O")]
     return score / (abs(score) + 20)
 
 
@@ -142,7 +140,7 @@ def stones(State):
 def to_move(State):
     """The player whose turn it is: 'X' when both have as many stones."""
     board = cells(State)
-    return gPlayers[0] if board.count('X') == board.count('O') else gPlayers[1]
+    return gPlayers[0] if board.count("X") == board.count("O") else gPlayers[1]
 
 
 def from_moves(moves, start=gStart):
@@ -152,13 +150,13 @@ def from_moves(moves, start=gStart):
     after the game is over."""
     State = start
     for position, char in enumerate(moves):
-        if char not in '1234567':
-            raise ValueError(f'move {position + 1} of {moves!r}: {char!r} is not a column 1-7')
+        if char not in "1234567":
+            raise ValueError(f"move {position + 1} of {moves!r}: {char!r} is not a column 1-7")
         if finished(State):
-            raise ValueError(f'move {position + 1} of {moves!r}: the game is already over')
+            raise ValueError(f"move {position + 1} of {moves!r}: the game is already over")
         col = int(char) - 1
         if State[ROWS - 1][col] != EMPTY:
-            raise ValueError(f'move {position + 1} of {moves!r}: column {char} is full')
+            raise ValueError(f"move {position + 1} of {moves!r}: column {char} is full")
         State = drop(State, col, to_move(State))
     return State
 
@@ -166,35 +164,38 @@ def from_moves(moves, start=gStart):
 def describe(State):
     """The board as text, top row first: 'X', 'O', '.' for empty, then the
     column numbers."""
-    rows = [''.join(row).replace(EMPTY, '.') for row in reversed(State)]
-    return '\n'.join(rows + ['1234567'])
+    rows = ["".join(row).replace(EMPTY, ".") for row in reversed(State)]
+    return "\n".join(rows + ["1234567"])
 
 
 def encode(State):
     """The state as JSON data: a list of 6 strings of 7 characters, the rows
     from the bottom, ' ' for empty."""
-    return [''.join(row) for row in _checked(State)]
+    return ["".join(row) for row in _checked(State)]
 
 
 def decode(obj):
     """The state that `encode` turned into `obj`."""
     if not (isinstance(obj, (list, tuple)) and all(isinstance(row, str) for row in obj)):
-        raise ValueError(f'not an encoded Connect Four state: {obj!r}')
+        raise ValueError(f"not an encoded Connect Four state: {obj!r}")
     return _checked(tuple(tuple(row) for row in obj))
 
 
 def _checked(State):
     """`State` itself, after checking that it is a legal board: its shape,
     marks, no stone above an empty cell, and 'X' one stone ahead or even."""
-    shape_ok = (isinstance(State, tuple) and len(State) == ROWS
-                and all(isinstance(row, tuple) and len(row) == COLS for row in State))
+    shape_ok = (
+        isinstance(State, tuple)
+        and len(State) == ROWS
+        and all(isinstance(row, tuple) and len(row) == COLS for row in State)
+    )
     if not shape_ok or not set(cells(State)) <= {EMPTY, *gPlayers}:
-        raise ValueError(f'not a Connect Four state: {State!r}')
+        raise ValueError(f"not a Connect Four state: {State!r}")
     for row in range(1, ROWS):
         for col in range(COLS):
             if State[row][col] != EMPTY and State[row - 1][col] == EMPTY:
-                raise ValueError(f'stone in row {row} of column {col + 1} floats')
+                raise ValueError(f"stone in row {row} of column {col + 1} floats")
     board = cells(State)
-    if board.count('X') - board.count('O') not in (0, 1):
+    if board.count("X") - board.count("O") not in (0, 1):
         raise ValueError("'X' must have as many stones as 'O' or one more")
     return State
