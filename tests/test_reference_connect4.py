@@ -28,7 +28,7 @@ from reference.connect4_search import (
 )
 from reference.games import connect4 as c4
 
-X, O = c4.gPlayers
+X, O = c4.gPlayers  # noqa: E741 - the game names its players X and O
 DRAWN_GAME = "547125662261271266215743771576315353334444"  # 42 moves, no line of four
 L3 = solver.load_test_set("Test_L3_R1")
 
