@@ -115,8 +115,7 @@ def best_move(State, player):
 # %%
 Players = [0, 1]
 Start = "." * 9
-_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6),
-          (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
 
 def _three_in_a_row(state):
@@ -129,7 +128,7 @@ def _three_in_a_row(state):
 
 def next_states(state, player):
     mark = "XO"[player]
-    return [state[:i] + mark + state[i + 1:] for i in range(9) if state[i] == "."]
+    return [state[:i] + mark + state[i + 1 :] for i in range(9) if state[i] == "."]
 
 
 def finished(state):
@@ -149,7 +148,7 @@ def try_tictactoe():
     num_value_call = 0
     print("value of Start for X:", value(Start, 0), "after", num_value_call, "calls of value")
     v, ns = best_move(Start, 0)
-    print("best_move:", v, "\n" + "\n".join(ns[row:row + 3] for row in (0, 3, 6)))
+    print("best_move:", v, "\n" + "\n".join(ns[row : row + 3] for row in (0, 3, 6)))
 
 
 # %% [markdown]

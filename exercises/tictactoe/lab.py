@@ -31,6 +31,7 @@ import numpy as np
 # %% [markdown]
 # ## Given helpers
 
+
 # %%
 def get_next_turn(active_turn):
     # The other player: 1 ('o') <-> -1 ('x')
@@ -57,9 +58,16 @@ def get_childs(matrix, turn):
 
 def game_status(matrix):
     # 1 if 'o' has three in a row, -1 if 'x' has, 0 otherwise
-    lines = [matrix[0, :], matrix[1, :], matrix[2, :],
-             matrix[:, 0], matrix[:, 1], matrix[:, 2],
-             matrix.diagonal(), np.fliplr(matrix).diagonal()]
+    lines = [
+        matrix[0, :],
+        matrix[1, :],
+        matrix[2, :],
+        matrix[:, 0],
+        matrix[:, 1],
+        matrix[:, 2],
+        matrix.diagonal(),
+        np.fliplr(matrix).diagonal(),
+    ]
     for line in lines:
         if line.sum() == 3:
             return 1
@@ -84,6 +92,7 @@ def score(matrix, player, depth):
 #
 # Return `(game_finished, status)`: the game is finished when someone has
 # three in a row or when no cell is empty; `status` is `game_status(matrix)`.
+
 
 # %%
 def game_over(matrix):
@@ -121,6 +130,7 @@ def game_over(matrix):
 #
 # Complete the lines marked "complete".
 
+
 # %%
 def maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
     game_finished, _ = game_over(matrix)
@@ -135,8 +145,9 @@ def maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
     childs = get_childs(matrix, active_turn)
     for child in childs:
         nodes_visited = nodes_visited + 1
-        _, utility, nodes_visited = minimize(child, get_next_turn(active_turn), player, depth,
-                                             alpha, beta, nodes_visited)
+        _, utility, nodes_visited = minimize(
+            child, get_next_turn(active_turn), player, depth, alpha, beta, nodes_visited
+        )
 
         if utility > maxUtility:
             choice = child
@@ -162,8 +173,9 @@ def minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
     childs = get_childs(matrix, active_turn)
     for child in childs:
         nodes_visited = nodes_visited + 1
-        _, utility, nodes_visited = maximize(child, get_next_turn(active_turn), player, depth,
-                                             alpha, beta, nodes_visited)
+        _, utility, nodes_visited = maximize(
+            child, get_next_turn(active_turn), player, depth, alpha, beta, nodes_visited
+        )
 
         if utility < minUtility:
             choice = child
@@ -187,6 +199,7 @@ def minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited):
 #
 # From the empty board with `player = 1` you should get a score of `0`,
 # `20865` nodes visited, and 'o' in the top-left corner.
+
 
 # %%
 def minimax(matrix, player):
@@ -220,14 +233,15 @@ def minimax(matrix, player):
 # Run `play()` in a cell (or in a terminal) to play against `minimax`. It is
 # not run for you: the grader never answers `input()`.
 
+
 # %%
 def play(human=-1, human_starts=True):
     """Human vs computer in the terminal; `human` is 1 ('o') or -1 ('x')."""
-    marks = {1: 'o', -1: 'x', 0: '.'}
+    marks = {1: "o", -1: "x", 0: "."}
 
     def show(matrix):
         for row in matrix:
-            print(' '.join(marks[int(cell)] for cell in row))
+            print(" ".join(marks[int(cell)] for cell in row))
 
     matrix = np.zeros((3, 3))
     turn = human if human_starts else -human
@@ -238,16 +252,16 @@ def play(human=-1, human_starts=True):
             try:
                 row, column = (int(part) - 1 for part in answer.split())
             except ValueError:
-                print('Please type two numbers, e.g. 2 3')
+                print("Please type two numbers, e.g. 2 3")
                 continue
             if not (0 <= row < 3 and 0 <= column < 3) or matrix[row, column] != 0:
-                print('That cell is not free')
+                print("That cell is not free")
                 continue
             matrix[row, column] = human
         else:
             matrix, points, nodes_visited = minimax(matrix, turn)
-            print('computer: points', points, 'nodes_visited', nodes_visited)
+            print("computer: points", points, "nodes_visited", nodes_visited)
         turn = get_next_turn(turn)
     show(matrix)
     status = game_status(matrix)
-    print('draw' if status == 0 else ('you win' if status == human else 'computer wins'))
+    print("draw" if status == 0 else ("you win" if status == human else "computer wins"))
