@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr, TracebackStyle
+
     from .course.config import LabEntry
     from .results import TestResult
 
@@ -95,7 +97,9 @@ class LabChecks(pytest.Collector):
         report = check_lab(self.entry)
         return [LabCheck.from_parent(self, name=test.name, entry=self.entry, result=test) for test in report.tests]
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    def repr_failure(  # `style` as in Node's; pytest gives a collector none
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str:
         from .spec import SpecError
 
         if isinstance(excinfo.value, SpecError):  # a broken course spec: its file:line, no traceback
@@ -115,7 +119,9 @@ class LabCheck(pytest.Item):
         if not self.result.passed:
             raise CheckFailed(self.result.output)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, CheckFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)

@@ -97,7 +97,8 @@ def play_game(env_class: type[BoardEnv], first: Agent, second: Agent, seed: int 
     env = env_class()
     agents = (first, second)
     rngs = (random.Random(f"{seed}/first"), random.Random(f"{seed}/second"))
-    moves, steps = [], []
+    moves: list[int] = []
+    steps: list[int] = []
     while not env.done:
         side = 0 if env.turn == env.players[0] else 1
         before = env.counter.count

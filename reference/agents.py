@@ -280,7 +280,10 @@ def decide(
     if env.done or not env.validinputs:
         raise ValueError("no move to choose: the game is over")
     before = env.counter.count
-    wins, ties, losses, payoffs = [], [], [], {}
+    wins: list[int] = []
+    ties: list[int] = []
+    losses: list[int] = []
+    payoffs: dict[int, int] = {}
     for move in env.validinputs:
         child = copy.deepcopy(env)
         _, reward, done, _ = child.step(move)

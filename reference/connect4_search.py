@@ -513,12 +513,12 @@ def next_states_counts(
 def entry_is_sound(flag: str, value: float, true_value: float) -> bool:
     """Whether a cache entry `(flag, value)` holds for a state whose
     depth-limited value is `true_value` (any accepted spelling of the flag)."""
-    flag = FLAG_SPELLINGS.get(flag)
-    if flag == EXACT:
+    canonical = FLAG_SPELLINGS.get(flag)
+    if canonical == EXACT:
         return value == true_value
-    if flag == UPPER:
+    if canonical == UPPER:
         return true_value <= value
-    if flag == LOWER:
+    if canonical == LOWER:
         return true_value >= value
     return False
 
@@ -529,7 +529,7 @@ def unsound_entries(cache: dict, *, game: Any = connect4, memo: dict | None = No
     A key that is not a `(State, limit)` pair is reported with `limit` None and
     `true_value` None."""
     memo = {} if memo is None else memo
-    wrong = []
+    wrong: list[tuple] = []
     for key, (flag, value) in cache.items():
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int) and isinstance(key[0], tuple)):
             wrong.append((key, None, flag, value, None))
@@ -633,9 +633,7 @@ def load_solved_positions() -> list[dict]:
     """The `solved` check's positions (`reference/data/connect4/solved_positions.json`):
     dicts with `moves`, `to_move`, `result` (for 'X') and what the seed's
     search needed: `limit`, `next_states_calls`."""
-    text = (
-        resources.files("reference").joinpath("data", "connect4", "solved_positions.json").read_text(encoding="utf-8")
-    )
+    text = (resources.files("reference") / "data" / "connect4" / "solved_positions.json").read_text(encoding="utf-8")
     return json.loads(text)["positions"]
 
 

@@ -241,7 +241,7 @@ def load_test_set(name: str = "Test_L3_R1") -> list[tuple[str, int]]:
     `reference/data/connect4/`, as (moves, score) pairs in file order."""
     if name not in TEST_SETS:
         raise ValueError(f"unknown test set {name!r}; known: {', '.join(TEST_SETS)}")
-    text = resources.files("reference").joinpath("data", "connect4", name).read_text(encoding="ascii")
+    text = (resources.files("reference") / "data" / "connect4" / name).read_text(encoding="ascii")
     pairs = []
     for line in text.splitlines():
         if line.strip():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 Fail = Literal["soft", "hard"]
 
@@ -117,7 +117,7 @@ def negamax_value(game: Game, state: Any, player: Any) -> SearchResult:
     def value(state: Any, player: Any) -> int:
         recorder.calls += 1
         if game.finished(state):
-            return game.utility(state, player)
+            return cast(int, game.utility(state, player))  # a finished state's utility is a number
         opponent = game.other(player)
         return max(-value(successor, opponent) for successor in recorder.next_states(state, player))
 
@@ -162,7 +162,7 @@ def alphabeta_value(
 
     def alpha_beta(state: Any, player: Any, alpha: float, beta: float) -> float:
         if game.finished(state):
-            utility = game.utility(state, player)
+            utility = cast(int, game.utility(state, player))  # a finished state's utility is a number
             return min(max(utility, alpha), beta) if hard else utility
         val = alpha if start is None else start
         opponent = game.other(player)

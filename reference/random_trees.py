@@ -7,7 +7,7 @@ Nodes are named like the course's tree: one letter per depth ('a' for the root, 
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Literal, cast
 
 from reference.trees import GameTree, Number
 
@@ -46,7 +46,7 @@ def random_tree(
 
     def draw() -> Number:
         if values == "int":
-            return rng.randint(*value_range)
+            return rng.randint(*cast(tuple[int, int], value_range))  # _check_arguments: int ends for int values
         return round(rng.uniform(*value_range), 1) + 0.0  # + 0.0 turns -0.0 into 0.0
 
     def grow(node: str, level: int) -> None:

@@ -53,7 +53,9 @@ class GameTree:
                 raise TreeError(f"node {node!r} is not reachable from the root {self.root!r}")
         size = dict.fromkeys(order, 1)
         for node in reversed(order[1:]):
-            size[parent[node]] += size[node]
+            above = parent[node]
+            if above is not None:  # always: only the root has no parent
+                size[above] += size[node]
         layout = {
             "_order": order,
             "_index": {node: i for i, node in enumerate(order)},

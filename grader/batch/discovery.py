@@ -173,14 +173,14 @@ def _file_in_folder(entry: Path) -> tuple[Path | None, str | None]:
         candidates += [Path(root) / f for f in sorted(files) if not (f.startswith(".") or f in _NOT_SUBMISSIONS)]
     candidates = [p for p in candidates if p.is_symlink() or p.is_file()]  # no FIFOs or devices: reading them blocks
     for suffix in (".ipynb", ".py"):
-        files = [p for p in candidates if p.suffix == suffix]
-        shown = ", ".join(clean_name(p.relative_to(entry).as_posix()) for p in files)
-        if len(files) == 1:
-            if files[0].is_symlink():
+        found = [p for p in candidates if p.suffix == suffix]
+        shown = ", ".join(clean_name(p.relative_to(entry).as_posix()) for p in found)
+        if len(found) == 1:
+            if found[0].is_symlink():
                 return None, f"{REFUSED_SYMLINK} ({shown})"
-            return files[0], None
-        if files:
-            return None, f"folder with {len(files)} {suffix} files ({shown}); leave exactly one"
+            return found[0], None
+        if found:
+            return None, f"folder with {len(found)} {suffix} files ({shown}); leave exactly one"
     return None, f"folder without a {' or '.join(SUPPORTED_SUFFIXES)} file"
 
 

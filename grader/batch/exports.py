@@ -129,7 +129,9 @@ def feedback_names(students: list[str]) -> dict[str, str]:
     return names
 
 
-def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidden: bool, hints: dict[str, str]) -> None:
+def write_feedback(
+    grades: list[StoredGrade], lab: str, folder: Path, show_hidden: bool, hints: Mapping[str, str]
+) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     names = feedback_names([g.student for g in grades])
     for grade in grades:
@@ -142,7 +144,7 @@ def write_feedback(grades: list[StoredGrade], lab: str, folder: Path, show_hidde
 def write_exports(
     grades: list[StoredGrade],
     summary: ClassSummary,
-    hints: dict[str, str],
+    hints: Mapping[str, str],
     out: Path,
     show_hidden: bool,
     names: Mapping[str, str] | None = None,

@@ -175,7 +175,9 @@ class Gradebook:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (spec.lab, spec.version, spec.digest, seed, jobs, str(folder), _now(), os.getpid()),
             )
-        return int(cursor.lastrowid)
+        if cursor.lastrowid is None:  # sqlite3 sets it after every INSERT
+            raise sqlite3.DatabaseError("the new run got no id")
+        return cursor.lastrowid
 
     def mark_killed(self) -> list[int]:
         """Runs still `running` whose process is gone (killed, or its machine went down):

@@ -4,6 +4,7 @@ the most students, and one of the likely causes (diagnosed classic bugs) with th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape  # XML-safe too, and lighter to import than xml.sax.saxutils
 
 from .summary import ClassSummary
@@ -57,7 +58,7 @@ def _histogram(summary: ClassSummary, top: float) -> list[str]:
 
 
 def _bars(
-    title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str, hints: dict[str, str] | None = None
+    title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str, hints: Mapping[str, str] | None = None
 ) -> list[str]:
     """A titled horizontal bar chart of (label, students); `hints` become the bars' tooltips."""
     parts = [_text(MARGIN, top, title, size=14, weight="bold")]
@@ -80,7 +81,7 @@ def _height(rows: list) -> float:
     return 24 + max(1, len(rows)) * ROW_HEIGHT + 32
 
 
-def class_picture(summary: ClassSummary, hints: dict[str, str] | None = None) -> str:
+def class_picture(summary: ClassSummary, hints: Mapping[str, str] | None = None) -> str:
     """The whole SVG document; `hints`: the lab's one-line hint per diagnosis."""
     checks_top = MARGIN + 24 + HISTOGRAM_HEIGHT + 56
     causes_top = checks_top + _height(summary.failing_checks)

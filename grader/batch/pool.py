@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..sandbox.limits import die_with_grader
 from ..sandbox.worker import exit_description
@@ -34,6 +34,8 @@ from ..sandbox.worker import exit_description
 ATTEMPTS = 3  # a job whose worker dies or whose task raises is tried this often
 RETRY_DELAY_SECONDS = 1.0  # per attempt already made: a machine that can't start a kernel gets a breather
 TICK_SECONDS = 0.25  # how often the caller's on_tick runs (progress bar) while waiting
+# what _context() makes; unlike BaseContext, typed with the Process of its start method
+_Context: TypeAlias = "multiprocessing.context.ForkContext | multiprocessing.context.ForkServerContext"
 
 
 @dataclass
@@ -82,7 +84,7 @@ def _ignore_interrupt(signum: int, frame: object) -> None:
 
 
 class _Worker:
-    def __init__(self, context: multiprocessing.context.BaseContext, task: Callable[[Path], Any]) -> None:
+    def __init__(self, context: _Context, task: Callable[[Path], Any]) -> None:
         self.connection, child = context.Pipe()
         self.process = context.Process(target=serve, args=(child, task), name="abgrade-grader", daemon=True)
         self.process.start()
@@ -155,7 +157,7 @@ def run_jobs(
             worker.stop()
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> _Context:
     if threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     context = multiprocessing.get_context("forkserver")
@@ -166,7 +168,7 @@ def _context() -> multiprocessing.context.BaseContext:
 def _dispatch(
     queue: deque[Job],
     pool: list[_Worker],
-    context: multiprocessing.context.BaseContext,
+    context: _Context,
     task: Callable[[Path], Any],
     workers: int,
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .gradebook import StoredGrade
@@ -58,7 +59,7 @@ def _most_common(counter: Counter[str], top: int) -> list[tuple[str, int]]:
     return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:top]
 
 
-def summary_text(summary: ClassSummary, hints: dict[str, str]) -> str:
+def summary_text(summary: ClassSummary, hints: Mapping[str, str]) -> str:
     """The text table printed at the end of a batch."""
     not_graded = len(summary.errors) + len(summary.failed)
     lines = [f"Class summary, lab {summary.lab}: {len(summary.scores)} graded, {not_graded} not graded"]

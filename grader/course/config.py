@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..lab_setup import UsageError
 from ..labs import lab_names
@@ -108,7 +108,7 @@ def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
                 f"must be a path (text), got {value!r}",
             )
         paths[key] = base / value if value is not None else None
-    return LabEntry(name, paths["submission"], paths["spec"])
+    return LabEntry(name, cast(Path, paths["submission"]), paths["spec"])  # submission: never None, checked above
 
 
 def select_labs(arguments: Sequence[str], config: Path | None, start: Path) -> list[LabEntry]:

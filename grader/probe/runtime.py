@@ -49,8 +49,8 @@ _perf = time.perf_counter
 _write = os.write
 _isinstance = isinstance
 INF = float("inf")
-STUDENT_DIRS = []  # frames from files under these folders belong to the student
-FRAME_NAMES = {}  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell In [4]")
+STUDENT_DIRS = []  # type: list[str]  # frames from files under these folders belong to the student
+FRAME_NAMES = {}  # type: dict[str, str]  # file name -> how feedback names it (e.g. a notebook cell's file -> "cell In [4]")
 
 
 class Channel:
@@ -123,13 +123,13 @@ MAX_FRAMES = 12
 def student_frames(tb):
     """The last student frames of a traceback, cheaply: a runaway recursion has 10,000
     frames and formatting them all would cost more than the call itself."""
-    last = collections.deque(maxlen=MAX_FRAMES)
+    last = collections.deque(maxlen=MAX_FRAMES)  # type: collections.deque[tuple[str, int, str]]
     while tb is not None:
         code = tb.tb_frame.f_code
         if any(code.co_filename.startswith(folder) for folder in STUDENT_DIRS):
             last.append((code.co_filename, tb.tb_lineno, code.co_name))
         tb = tb.tb_next
-    frames = []
+    frames = []  # type: list[list]  # [shown file, line, function, text, repeats]
     for filename, line, function in last:
         shown = FRAME_NAMES.get(filename) or os.path.basename(filename)
         text = linecache.getline(filename, line).strip()[:200]
@@ -182,7 +182,7 @@ def describe_api(namespace, api):
     """For each required function: is it defined, callable, and callable with its arity?"""
     report = {}
     for name, arity in api.items():
-        entry = {"defined": name in namespace}
+        entry = {"defined": name in namespace}  # type: dict[str, object]
         value = namespace.get(name)
         if entry["defined"]:
             entry["callable"] = callable(value)
@@ -204,6 +204,8 @@ def describe_api(namespace, api):
 def load_python(path, module_name):
     """Import the submission file as a module; return (namespace, error_record or None)."""
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # only for a file name without a Python suffix
+        raise ImportError("cannot import %r: no loader for this file name" % path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
@@ -224,7 +226,7 @@ def _flush_output(streams):
 def _name_cells(cells):
     """In a notebook kernel, map each cell's compiled file name to "cell In [N]" (as Jupyter numbers it)."""
     try:
-        compiler = get_ipython().compile  # noqa: F821 - defined inside IPython
+        compiler = get_ipython().compile  # type: ignore[name-defined]  # noqa: F821 - defined inside IPython
         for number, source in cells:
             FRAME_NAMES[compiler.get_code_name(source, source, 0)] = "cell In [%d]" % number
     except BaseException:  # noqa: BLE001 - plain file names are fine too

@@ -14,7 +14,7 @@ import sys
 
 def main():
     read_fd, write_fd, plan = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
-    confine(plan)  # noqa: F821 - defined by confine.py above
+    confine(plan)  # type: ignore[name-defined]  # noqa: F821 - defined by confine.py above
     os.write(write_fd, b'{"op": "confined"}\n')  # the machine's part went well: any failure after is the student's
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
@@ -26,7 +26,7 @@ def main():
         except (ValueError, OSError):
             pass
     sys.path.extend(setup["site_paths"])
-    runtime, handler = _abgrade_install_probe(setup)  # noqa: F821 - defined by probe_install.py above
+    runtime, handler = _abgrade_install_probe(setup)  # type: ignore[name-defined]  # noqa: F821 - defined by probe_install.py above
     channel = runtime.Channel(reader, write_fd)
     runtime.serve(channel, setup, handler)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from functools import partial
 from pathlib import Path
 
 from .identity import kill_until_gone
@@ -146,7 +147,7 @@ class StudentCgroups:
         """SIGKILL every process still in the cgroups, also those that left the process
         group with setsid; wait (up to 2 s) until they are empty."""
         for path in dict.fromkeys(self.paths.values()):
-            kill_until_gone(lambda path=path: _members(path))
+            kill_until_gone(partial(_members, path))
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroups."""

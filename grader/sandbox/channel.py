@@ -167,10 +167,10 @@ class FramedChannel:
         del self._buffer[: end + 1]
         self._scanned = 0
         message, problem = parse_json_line(line)
-        if problem is None and not isinstance(message, dict):
-            problem = "the observer's reply was not a JSON object"
         if problem:
             return self._garbage(problem)
+        if not isinstance(message, dict):
+            return self._garbage("the observer's reply was not a JSON object")
         return message
 
     def _garbage(self, problem: str) -> WorkerFailure:

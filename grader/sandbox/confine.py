@@ -55,7 +55,7 @@ def _inside(path, folder):
 def closed_ancestors(paths, outermost=True):
     """The folders on the way to `paths` (not the paths) that other users can't traverse:
     only the outermost of each way (what a tmpfs must cover), or all of them."""
-    closed = []
+    closed = []  # type: list[str]
     for path in paths:
         parts = path.strip("/").split("/")
         for depth in range(1, len(parts)):

@@ -10,8 +10,8 @@ execute request with an error, which the grader reports as the load failure."""
 def _abgrade_boot(socket_path, secret, setup):
     import socket
 
-    runtime, handler = _abgrade_install_probe(setup)  # noqa: F821 - defined by probe_install.py
-    namespace = get_ipython().user_ns  # noqa: F821 - defined inside IPython
+    runtime, handler = _abgrade_install_probe(setup)  # type: ignore[name-defined]  # noqa: F821 - defined by probe_install.py
+    namespace = get_ipython().user_ns  # type: ignore[name-defined]  # noqa: F821 - defined inside IPython
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         connection.connect(socket_path)
@@ -19,7 +19,7 @@ def _abgrade_boot(socket_path, secret, setup):
         try:
             from jupyter_client.session import Session
 
-            output = dict(Session._abgrade_output)
+            output = dict(Session._abgrade_output)  # type: ignore[attr-defined]  # set by _abgrade_cap_output
         except Exception:  # noqa: BLE001 - undone by a cell: the grader's caps still hold
             output = None
         runtime.serve(
@@ -42,7 +42,7 @@ def _abgrade_cap_output(cap):
     A student can undo this; the grader's own caps still hold then."""
     from jupyter_client.session import Session
 
-    state = Session._abgrade_output = {"kept": 0, "dropped": 0}
+    state = Session._abgrade_output = {"kept": 0, "dropped": 0}  # type: ignore[attr-defined]  # our own counter
     send = Session.send
 
     def size(value):
@@ -98,4 +98,4 @@ def _abgrade_cap_output(cap):
                 return None
         return send(self, stream, msg_or_type, content, *args, **kwargs)
 
-    Session.send = capped
+    Session.send = capped  # type: ignore[method-assign]  # the cap is applied by patching jupyter_client

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..spec.model import Limits
 from .cgroup import StudentCgroups
@@ -36,6 +36,9 @@ from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
 from .session import LoadObservation, Session, WorkerLike, load_reply
 from .worker import exit_description, kill_group, scrubbed_env
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 _BOOTSTRAP = "\n".join(
     (Path(__file__).parent / name).read_text() for name in ("probe_install.py", "kernel_bootstrap.py")
@@ -321,9 +324,12 @@ class KernelWorker:
             limit = min(self.limits.cell_seconds, remaining)
             self.client.timeout = max(1, int(limit + 0.999))
             fired = threading.Event()
-            watchdog = threading.Timer(
-                limit + INTERRUPT_GRACE_SECONDS, lambda fired=fired: (fired.set(), self._kill_kernel())
-            )
+
+            def interrupt_failed(fired: threading.Event = fired) -> None:
+                fired.set()
+                self._kill_kernel()
+
+            watchdog = threading.Timer(limit + INTERRUPT_GRACE_SECONDS, interrupt_failed)
             watchdog.start()
             cell_started = time.monotonic()
             try:
@@ -381,14 +387,14 @@ class KernelWorker:
                 "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n"
             )
             self._bootstrap_id = self.client.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
-            self._connection = self._accept_genuine(server, secret, deadline)
+            connection = self._accept_genuine(server, secret, deadline)
         finally:
             server.close()
-        if isinstance(self._connection, WorkerFailure):
-            failure, self._connection = self._connection, None
+        if isinstance(connection, WorkerFailure):
             self._kill_kernel()
-            return failure
-        fd = self._connection.fileno()
+            return connection
+        self._connection = connection
+        fd = connection.fileno()
         self.channel = FramedChannel(fd, fd, self._kill_kernel, self._died)
         reply = self.channel.receive(max(0.0, deadline - time.monotonic()))
         if isinstance(reply, dict) and isinstance(reply.get("output"), dict):
@@ -503,7 +509,7 @@ class KernelWorker:
         iopub), and as the first process of a PID namespace it would ignore SIGTERM."""
         pid = self.pid
         if pid is not None:
-            kill_group(pid, self.km.provisioner.process, grace=0)
+            kill_group(pid, getattr(self.km.provisioner, "process", None), grace=0)
         self.cgroup.kill_all()
 
     @property
@@ -541,6 +547,7 @@ class NotebookSession(Session):
         self.skip: set[int] = set()  # cells that killed or hung a kernel
         self.incidents: list[CellIncident] = []  # cells that raised, were interrupted, skipped or not run
         self.problem: str | None = None
+        self.notebook: NotebookNode | None
         try:
             self.notebook = read_notebook(submission)
         except NotebookProblem as exc:
@@ -571,6 +578,7 @@ class NotebookSession(Session):
                 rest = [(i, n) for i, n in cells if n > (worker.killed_cell or 0)]
                 self.incidents.extend(_not_run(rest, self.skip, self.limits))
                 return None, LoadObservation(failure=self._load_timeout(load_limit), notes=self._notes(None))
+        assert self.probe is not None, "configure() the session first"
         setup = self.probe.setup_message(
             self.limits,
             student_dir=str(self.workdir),

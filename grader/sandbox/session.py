@@ -71,7 +71,8 @@ class LoadObservation:
 
 
 class WorkerLike(Protocol):
-    output_text: str
+    @property
+    def output_text(self) -> str: ...
 
     def request(self, message: dict, timeout: float) -> dict | WorkerFailure: ...
 
@@ -111,7 +112,8 @@ def load_reply(reply: dict | WorkerFailure, nonce: str, limits: Limits) -> LoadO
         return LoadObservation(failure=reply)
     if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
         return LoadObservation(failure=WorkerFailure("protocol", FORGED))
-    api = reply.get("api") if isinstance(reply.get("api"), dict) else {}
+    api = reply.get("api")
+    api = api if isinstance(api, dict) else {}
     api = {name: entry for name, entry in api.items() if isinstance(entry, dict)}
     seconds = reply.get("seconds")
     seconds = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
@@ -123,6 +125,8 @@ class Session:
     It may be opened before the lab is known (to start the worker early); `configure`
     gives it the lab's observer and the spec's limits before `load`. Subclasses say how
     a worker is launched (`_launch`)."""
+
+    _early: Worker | None = None  # a worker started ahead of its first use (PythonSession)
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         self.submission = submission
@@ -205,7 +209,7 @@ class Session:
 
     def close(self) -> None:
         self._retire_worker()
-        early = getattr(self, "_early", None)
+        early = self._early
         if early is not None:  # started, never used (e.g. the spec turned out broken)
             early.kill()
             self._early = None
@@ -223,7 +227,7 @@ class PythonSession(Session):
         self.copy = self.workdir / submission.name
         shutil.copyfile(submission, self.copy)
         hand_over(self.workdir, self.identity)
-        self._early: Worker | None = self._start_worker()
+        self._early = self._start_worker()
 
     def _start_worker(self) -> Worker:
         return Worker(self.workdir, self.isolation, self.hidden, self.identity)

@@ -72,11 +72,12 @@ def exit_description(code: int | None) -> str:
     if code < 0:
         number = -code
         name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
-        extra = {
+        notes: dict[int, str] = {
             signal.SIGXCPU: " (CPU time limit)",
             signal.SIGKILL: " (killed: memory or time limit?)",
             signal.SIGXFSZ: " (file size limit)",
-        }.get(number, "")
+        }
+        extra = notes.get(number, "")
         return f"was killed by {name}{extra}"
     return f"exited with code {code}"
 
@@ -94,6 +95,11 @@ class Worker:
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
+
+        def before_exec() -> None:  # in the child, between fork and exec
+            die_with_grader()
+            self.cgroup.join()
+
         self.process = subprocess.Popen(
             [
                 *isolation.prefix(),
@@ -114,7 +120,7 @@ class Worker:
             env=scrubbed_env(workdir),
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
-            preexec_fn=lambda: (die_with_grader(), self.cgroup.join()),
+            preexec_fn=before_exec,
         )
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)

@@ -75,7 +75,7 @@ class BoardEnv:
     """
 
     players = ("first", "second")
-    actions = ()
+    actions: tuple[int, ...] = ()
     _flat_lists = frozenset({"validinputs"})  # lists of ints that a deep copy copies flat
 
     def __init__(self, counter=None):

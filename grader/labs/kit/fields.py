@@ -54,7 +54,7 @@ def read_header(
     if not isinstance(points, dict) or any(k not in checks or not _is_number(v) or v < 0 for k, v in points.items()):
         raise spec.error(case, "points", f"{where}.points", "must map this case's check kinds to non-negative numbers")
     expect = case.get("expect")
-    if not isinstance(expect, dict):
+    if not isinstance(expect, LineDict):  # the spec's YAML loads every mapping as a LineDict
         raise spec.error(
             case,
             "expect" if "expect" in case else None,

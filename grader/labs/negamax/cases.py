@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +78,7 @@ def read_game(spec: Spec, raw: LineDict, where: str) -> Game:
         raise spec.error(raw, "params", f"{where}.params", f"bad settings for {name}: {exc}") from None
 
 
-def read_position(spec: Spec, game: Game, node: LineDict, where: str) -> Position:
+def read_position(spec: Spec, game: Game, node: Mapping[str, Any], where: str) -> Position:
     try:
         state = game.decode(node["state"]) if "state" in node else game.start
     except (TypeError, ValueError) as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from math import inf
-from typing import Any
+from typing import Any, cast
 
 from reference.negamax import Game
 
@@ -33,7 +33,7 @@ def signed_search(
 
     def value(state: Any, player: Any, alpha: float, beta: float) -> float:
         if game.finished(state):
-            utility = game.utility(state, player)
+            utility = cast(int, game.utility(state, player))  # a finished state's utility is a number
             return -utility if bug == "utility_negated" else utility
         val = alpha if start is None else start
         trace.append(game.encode(state))
@@ -52,8 +52,10 @@ def sign_error(observed: dict, position: Position, window: tuple[float, ...] = (
     """The sign errors (SIGN_HINTS names) whose search expands exactly the states the
     student's did and returns exactly its value on this call. Replayed only when some
     check failed; the pipeline keeps a name only if it explains every case."""
-    seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
-    expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
+    seen = observed.get("expanded")
+    seen = seen if isinstance(seen, list) else []
+    expansions = observed.get("expansions")
+    expansions = expansions if isinstance(expansions, int) else len(seen)
     if observed.get("error"):
         return frozenset()
     alpha, beta = tuple(window[:2]) if len(window) >= 2 else (-1, 1)  # value's own defaults

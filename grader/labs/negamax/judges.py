@@ -62,8 +62,10 @@ def judge_nodes(
     if observed.get("error"):
         return raised(observed, call, position)
     counter_ok, counter_line = judge_counter(observed.get("counter"), expected.calls, call)
-    seen = observed.get("expanded") if isinstance(observed.get("expanded"), list) else []
-    expansions = observed.get("expansions") if isinstance(observed.get("expansions"), int) else len(seen)
+    seen = observed.get("expanded")
+    seen = seen if isinstance(seen, list) else []
+    expansions = observed.get("expansions")
+    expansions = expansions if isinstance(expansions, int) else len(seen)
     divergence = first_divergence_text(position.game, seen, expansions, expected.trace)
     if divergence is None and expansions == expected.expansions:
         states_line = (

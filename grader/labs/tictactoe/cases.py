@@ -213,7 +213,7 @@ class PositionCase:
 
     def _read_expected(self, spec: Spec, needed: set[str]) -> Expected:
         where, expect, position = self.where, self.expect, self.position
-        what = {
+        what: dict[str, tuple[type | tuple[type, ...], str]] = {
             "points": (int, "the value minimax returns"),
             "nodes_visited": (int, "the nodes_visited minimax returns"),
             "moves": (list, "the list of optimal moves (boards in notation)"),

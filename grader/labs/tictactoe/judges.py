@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from reference.tictactoe import (
     game_over,
@@ -104,6 +104,7 @@ def judge_nodes(observation: dict, position: Position, expected: Expected, call:
             f"{call} returned nodes_visited = {show(nodes)}, expected the number "
             f"{expected.nodes_visited:,}.\n{position.drawing()}"
         )
+    nodes = cast(float, nodes)  # is_number() said so
     more = "more" if nodes > expected.nodes_visited else "fewer"
     lines = [
         f"{call} returned nodes_visited = {nodes:,}; the reference counts {expected.nodes_visited:,} "

@@ -32,7 +32,7 @@ def parse(notation: object) -> list[str] | None:
 def board_svg(notation: object, differs: frozenset[int] = frozenset()) -> str:
     """One board as SVG; a malformed notation is shown as text."""
     cells = parse(notation)
-    if cells is None:
+    if cells is None or not isinstance(notation, str):  # parse() reads only a str
         return f'<code class="board-text">{escape(str(notation))}</code>'
     size = 3 * CELL
     parts = [

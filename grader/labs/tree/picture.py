@@ -91,9 +91,11 @@ def layout(details: Mapping) -> list[Node]:
     if root not in graph and root not in leaves:
         raise BadDetails(f"the root {root!r} is not in the tree")
     order, depth, parent = _preorder(root, graph)
-    kids = {n: [] for n in order}
+    kids: dict[str, list[str]] = {n: [] for n in order}
     for node in order[1:]:
-        kids[parent[node]].append(node)
+        above = parent[node]
+        if above is not None:  # always: only the root has no parent
+            kids[above].append(node)
     seen, expected = _names(details.get("seen")), _names(details.get("expected"))
     seen_set, expected_set = set(seen), set(expected)
     status = {n: _status(n in seen_set, n in expected_set) for n in order}
@@ -101,7 +103,8 @@ def layout(details: Mapping) -> list[Node]:
     folded = _folded(order, kids, parent, status) if large else {}
     drawn = [n for n in order if not _inside_fold(n, parent, folded)]
     shown = {n: ([] if n in folded else kids[n]) for n in drawn}
-    windows = details.get("windows") if isinstance(details.get("windows"), Mapping) else {}
+    windows = details.get("windows")
+    windows = windows if isinstance(windows, Mapping) else {}
     xs = _positions(drawn, shown, folded, leaves, {} if large else windows)
     marks = _divergence(seen, expected)
     return [
@@ -198,7 +201,7 @@ def _positions(
     """Leaves (and markers) side by side in preorder, each as wide as its labels (`windows`:
     those drawn as labels); an inner node centred over its first and last child."""
     xs: dict[str, float] = {}
-    right = LEFT
+    right: float = LEFT
     for node in drawn:
         if not shown[node]:
             marker = Node(node, "pruned", 0, 0, None, hidden=folded.get(node, 0))
