@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reference import tictactoe_bugs
 from reference.solutions import tictactoe as solution
 from reference.tictactoe import (
     O,
@@ -384,3 +385,49 @@ def test_play_runs_a_whole_game_in_the_terminal(monkeypatch, capsys):
     assert "Please type two numbers" in output and "That cell is not free" in output
     assert "nodes_visited" in output
     assert output.rstrip().splitlines()[-1] in ("draw", "computer wins")
+
+
+# --- classic-bug replays (reference/tictactoe_bugs.py) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "player"),
+    [(".../.../...", 1), ("o../.../...", -1), ("o../xx./...", 1), (".../oxx/xo.", 1), ("oxo/oxx/xo.", -1)],
+)
+def test_the_replay_with_the_labs_rules_is_the_labs_search(text, player):
+    board = parse_board(text)
+    ours = tictactoe_bugs.replay(tictactoe_bugs.LAB_RULES, "minimax", text, [player])
+    lab = lab_minimax(board, player)
+    assert (ours.points, ours.nodes_visited, ours.expanded) == (lab.points, lab.nodes_visited, lab.expanded)
+    assert ours.choice == format_board(lab.choice)
+    for alpha, beta in ((-3, -1), (-1, 1), (0, 1), (1, 3), (-INF, INF)):
+        for function, search, turn, depth in (
+            ("maximize", lab_maximize, player, 2),
+            ("minimize", lab_minimize, -player, 1),
+        ):
+            ours = tictactoe_bugs.replay(
+                tictactoe_bugs.LAB_RULES, function, text, [player, turn, depth, alpha, beta, 0]
+            )
+            lab = search(board, player, turn, depth, alpha, beta, 0)
+            assert (ours.points, ours.nodes_visited, ours.expanded) == (lab.points, lab.nodes_visited, lab.expanded)
+
+
+def test_a_watched_replay_stops_where_the_searches_part():
+    rules = tictactoe_bugs.Rules(prune=False)
+    full = tictactoe_bugs.replay(rules, "minimax", "o../xx./...", [1])
+    watch = tictactoe_bugs.Watch(full.expanded, len(full.expanded))
+    assert tictactoe_bugs.watched_replay(rules, "minimax", "o../xx./...", [1], watch) == full
+    assert tictactoe_bugs.watched_replay(tictactoe_bugs.LAB_RULES, "minimax", "o../xx./...", [1], watch) is None
+    shorter = tictactoe_bugs.Watch(full.expanded[:-1], len(full.expanded) - 1)
+    assert tictactoe_bugs.watched_replay(rules, "minimax", "o../xx./...", [1], shorter) is None
+
+
+def test_only_the_draw_bug_changes_game_over():
+    for bug in tictactoe_bugs.BUGS:
+        for rules in bug.variants:
+            for text in ("oxo/oxo/xox", "ooo/xx./x..", "oxo/xxo/xo."):
+                truth = game_over(parse_board(text))
+                if bug.name == "draw_not_detected" and text == "oxo/oxo/xox":
+                    assert tictactoe_bugs.bug_game_over(rules, text) == (False, 0)
+                else:
+                    assert tictactoe_bugs.bug_game_over(rules, text) == truth

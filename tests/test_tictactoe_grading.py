@@ -26,6 +26,7 @@ from grader.labs import get_lab
 from grader.labs.tictactoe.cases import BOUND_SEARCHES, Position, reference_expectations
 from grader.labs.tictactoe.random_cases import random_positions
 from grader.paths import PROJECT_DIR, SOLUTIONS_DIR
+from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.spec import SpecError, load_spec, spec_path
 from reference.tictactoe import format_board, parse_board
@@ -208,6 +209,45 @@ def test_bug_feedback_says_what_is_wrong(grade, bug):
     report = grade(bug.fixture)
     for kind, phrase in bug.says.items():
         assert phrase in first_failure(report, kind), first_failure(report, kind)
+
+
+# each classic bug is named ("Likely cause", tag diagnosis:<name>) from replays of the lab's
+# search with that bug (reference/tictactoe_bugs.py); the other fixtures are named nothing
+NAMED = {
+    "bug_strict_cutoff": "strict_cutoff",
+    "bug_depth_not_incremented": "depth_not_incremented",
+    "bug_draw_not_detected": "draw_not_detected",
+    "bug_alpha_beta_zero": "alpha_beta_zero",
+    "bug_counts_leaves": "counts_leaves",
+    "bug_tie_last": "tie_last",
+    "bug_no_pruning": "no_pruning",
+}
+
+
+@pytest.mark.parametrize("bug", [b for b in ALL_BUGS if b.values[0].fixture in NAMED])
+def test_a_classic_bug_is_named_as_the_likely_cause(grade, bug):
+    name, report = NAMED[bug.fixture], grade(bug.fixture)
+    assert {d for t in report.tests for d in t.diagnoses} == {name}, explain(report)
+    carrying = [t for t in report.tests if t.diagnoses]
+    assert all(not t.passed for t in carrying) and any(t.visibility == "visible" for t in carrying)
+    assert {t.kind for t in carrying} >= bug.fails - {"random"}
+    hint = get_lab("tictactoe").bug_hints[name]
+    assert all(f"Likely cause: {hint}" in t.output for t in carrying)
+    tags = {tag for test in results_json(report)["tests"] for tag in test["tags"]}
+    assert {tag for tag in tags if tag.startswith("diagnosis:")} == {f"diagnosis:{name}"}
+
+
+@pytest.mark.parametrize("name", [*CORRECT, "bug_placeholder_left", "unobservable_own_children"])
+def test_no_likely_cause_without_a_classic_bug(grade, name):
+    report = grade(name)
+    assert not [t.name for t in report.tests if t.diagnoses]
+    assert "Likely cause" not in "".join(t.output for t in report.tests)
+
+
+def test_the_hints_are_one_line_for_a_student(lab):
+    assert set(lab.bug_hints) == set(NAMED.values())
+    for name, hint in lab.bug_hints.items():
+        assert hint and "\n" not in hint and len(hint) <= 130 and name not in hint
 
 
 def test_the_placeholder_message_points_at_its_line(grade):

@@ -1,4 +1,4 @@
-"""The `tictactoe` lab's declarations: its API, check kinds, observer and picture."""
+"""The `tictactoe` lab's declarations: its API, check kinds, observer, classic bugs and picture."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import reference.tictactoe as rules
+from reference.tictactoe_bugs import BUG_HINTS
 
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
@@ -38,6 +39,7 @@ class TicTacToeLab(Lab):
 
     kinds = ("game_over", "value", "nodes", "pruned", "choice", "bounds")
     observed_fields = {"expanded": "labels"}
+    bug_hints = BUG_HINTS
 
     def cases(self, spec: Spec) -> list[GameOverCase | PositionCase]:
         return read_cases(spec)

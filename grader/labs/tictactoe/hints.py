@@ -1,11 +1,16 @@
-"""Why a tic-tac-toe search failed: errors explained, the skeleton's placeholders, game_over hints."""
+"""Why a tic-tac-toe search failed: errors explained, the skeleton's placeholders, game_over hints,
+and the classic bugs (reference/tictactoe_bugs.py) that reproduce what a search did."""
 
 from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
-from ...checks.show import describe_error, show
+from reference.tictactoe_bugs import BUGS, Watch, bug_game_over, watched_replay
+
+from ...checks.show import describe_error, is_number, show
+from ..kit.messages import answer
 from .boards import MARK
 
 
@@ -134,3 +139,72 @@ def game_over_hints(failures: list) -> list[str]:
     if any(p is None and not c.startswith("game_over(board) raised") for _, _, p, c in failures):
         hints.append("game_over must return a pair: (game_finished, status).")
     return hints
+
+
+# --- classic bugs: replays of the lab's search with one thing done wrong ------------------
+
+
+def _observed_search(observation: dict) -> tuple[Watch, Any, Any, Any] | None:
+    """The boards a search expanded and the (choice, points, nodes) it returned; None when
+    the call raised or returned no triple."""
+    if observation.get("error") or "points" not in observation:
+        return None
+    seen = observation.get("expanded")
+    seen = [s for s in seen if isinstance(s, str)] if isinstance(seen, list) else []
+    total = observation.get("expansions")
+    total = total if isinstance(total, int) and not isinstance(total, bool) else len(seen)
+    return Watch(seen, total), observation.get("choice"), observation.get("points"), observation.get("nodes")
+
+
+def replayed_bugs(call: dict, observation: dict, *, by_value: bool = True) -> frozenset[str]:
+    """Classic bugs whose `call` (a request's call: function, board, args) expands the boards
+    the student's search expanded and counts the same nodes_visited; `by_value`, also returns
+    the same choice and utility (asked at minimax's full window only: on a narrowed window a
+    fail-hard search, an accepted variant, returns other values than these fail-soft
+    replays, but it expands the same boards). A call that raised or returned no triple is
+    no replay's: none of them raises."""
+    seen = _observed_search(observation)
+    if seen is None:
+        return frozenset()
+    watch, choice, points, nodes = seen
+    found = set()
+    for bug in BUGS:
+        for rules in bug.variants:
+            replay = watched_replay(rules, call["function"], call["board"], call["args"], watch)
+            if replay is None or not _same_number(replay.nodes_visited, nodes):
+                continue
+            if by_value and (not _same_number(replay.points, points) or replay.choice != choice):
+                continue
+            found.add(bug.name)
+            break
+    return frozenset(found)
+
+
+def bugs_behind_calls(calls: list[dict], observed: list[dict], *, by_value: bool = False) -> frozenset[str]:
+    """Classic bugs that reproduce every call of a request (see replayed_bugs); a call that
+    never answered is no replay's."""
+    consistent = frozenset(bug.name for bug in BUGS)
+    for index, call in enumerate(calls):
+        consistent &= replayed_bugs(call, answer(observed, index), by_value=by_value)
+        if not consistent:
+            break  # nothing left to rule out
+    return consistent
+
+
+def game_over_bugs(boards: list[str], observed: list[dict], pair: Any) -> frozenset[str]:
+    """Classic bugs whose game_over returns what the student's did on every board; `pair`
+    reads (finished, status) from an observation's `returned` (None: not such a pair, which
+    no replay returns)."""
+    got = []
+    for index in range(len(boards)):
+        observation = answer(observed, index)
+        got.append(None if observation.get("error") else pair(observation.get("returned")))
+    return frozenset(
+        bug.name
+        for bug in BUGS
+        if any(all(bug_game_over(rules, b) == g for b, g in zip(boards, got)) for rules in bug.variants)
+    )
+
+
+def _same_number(mine: int, theirs: Any) -> bool:
+    return is_number(theirs) and mine == theirs

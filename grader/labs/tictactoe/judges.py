@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 
 from reference.tictactoe import (
@@ -23,6 +24,15 @@ from .cases import Expected, Position
 from .hints import error_text, game_over_hints, game_state, raised
 
 SHOWN_FAILURES = 3
+
+
+def named(verdicts: dict[str, Verdict], bugs: Callable[[], frozenset[str] | None]) -> dict[str, Verdict]:
+    """`verdicts`, each failing one naming the classic bugs that reproduce what was observed
+    (the pipeline keeps those that reproduce every case)."""
+    if all(v.passed for v in verdicts.values()):
+        return verdicts
+    found = tuple(sorted(bugs() or ()))
+    return {k: v if v.passed else replace(v, diagnoses=found) for k, v in verdicts.items()}
 
 
 def judge_game_over(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
