@@ -8,9 +8,22 @@ from math import inf
 from grader.checks import Verdict
 from grader.checks.bounds import BoundProbe
 from grader.labs.kit.messages import NO_ANSWER, answer, mismatch, roll_up
-from grader.labs.tictactoe.judges import judge_game_over
+from grader.labs.negamax import judges as negamax_judges
+from grader.labs.negamax.cases import MoveCase
+from grader.labs.negamax.cases import Position as NegamaxPosition
+from grader.labs.negamax.cases import RandomCase as NegamaxRandomCase
+from grader.labs.negamax.cases import SearchCase as NegamaxSearchCase
+from grader.labs.negamax.plans import windows_case as negamax_windows_case
+from grader.labs.tictactoe import judges as tictactoe_judges
+from grader.labs.tictactoe.cases import MINIMAX_KINDS, GameOverBoards, RandomCase, WindowsCase, reference_expectations
+from grader.labs.tictactoe.cases import Position as TicTacToePosition
+from grader.labs.tictactoe.cases import SearchCase as TicTacToeSearchCase
+from grader.labs.tictactoe.plans import minimax_call, windows_case
 from grader.labs.tree.cases import BoundsCase, SearchCase
 from grader.labs.tree.judges import judge_bounds, judge_search
+from reference.games import load_game
+from reference.negamax import alphabeta_value
+from reference.tictactoe_bugs import LAB_RULES, Rules, replay
 from reference.tree_search import alphabeta
 from reference.trees import GameTree
 
@@ -58,11 +71,175 @@ def test_tree_bounds_report_a_call_that_breaks_the_specification() -> None:
     assert not failed.passed and "must be <= alpha = 4" in failed.message
 
 
-def test_game_over_judge_reads_returned_pairs() -> None:
-    pair = {"type": "tuple", "items": [True, 1]}
-    assert judge_game_over(["ooo/xx./..."], [(True, 1)], [observed(pair)]).passed
-    verdict = judge_game_over(["ooo/xx./..."], [(True, 1)], [observed({"type": "tuple", "items": [False, 0]})])
-    assert not verdict.passed and "'o' has three in a row" in verdict.message
+# --- tictactoe: judge_*(observed, case) -----------------------------------------------------
+
+NEAR_END = TicTacToePosition(".xx/.oo/xox", 1)  # 'o' wins at once: 3 nodes, 2 boards expanded
+
+
+def board_observation(choice: str | None, points: object, nodes: object, expanded: list[str]) -> dict:
+    """What the tic-tac-toe observer sends for a traced maximize/minimize/minimax call."""
+    return {
+        "error": None,
+        "seconds": 0.0,
+        "choice": choice,
+        "points": points,
+        "nodes": nodes,
+        "expansions": len(expanded),
+        "expanded": expanded,
+    }
+
+
+def tictactoe_search_case() -> TicTacToeSearchCase:
+    position = NEAR_END
+    return TicTacToeSearchCase(position, reference_expectations(position), MINIMAX_KINDS, minimax_call(position))
+
+
+def test_tictactoe_game_over_reads_returned_pairs() -> None:
+    case = GameOverBoards(("ooo/xx./...", "oxo/oxo/xox"), ((True, 1), (True, 0)))
+    pairs = [{"type": "tuple", "items": [True, 1]}, {"type": "tuple", "items": [True, 0]}]
+    assert tictactoe_judges.judge_game_over([observed(p) for p in pairs], case).verdicts["game_over"].passed
+    pairs[1] = {"type": "tuple", "items": [False, 0]}
+    judgement = tictactoe_judges.judge_game_over([observed(p) for p in pairs], case)
+    verdict = judgement.verdicts["game_over"]
+    assert not verdict.passed and "A full board ends the game too" in verdict.message
+    assert verdict.diagnoses == ("draw_not_detected",) and judgement.bugs() == {"draw_not_detected"}
+
+
+def test_tictactoe_search_passes_the_reference_search() -> None:
+    case = tictactoe_search_case()
+    truth = case.expected
+    seen = board_observation(".xx/ooo/xox", truth.points, truth.nodes_visited, list(truth.expanded.full()))
+    judgement = tictactoe_judges.judge_search([seen], case)
+    assert set(judgement.verdicts) == set(MINIMAX_KINDS) and all(v.passed for v in judgement.verdicts.values())
+
+
+def test_tictactoe_search_that_counts_leaves_fails_nodes_and_names_the_bug() -> None:
+    case = tictactoe_search_case()
+    truth = case.expected
+    leaves = replay(Rules(count_leaves=True), "minimax", NEAR_END.board, [1])
+    seen = board_observation(leaves.choice, leaves.points, leaves.nodes_visited, leaves.expanded)
+    judgement = tictactoe_judges.judge_search([seen], case)
+    assert [k for k, v in judgement.verdicts.items() if not v.passed] == ["nodes"]
+    assert "is the number of finished boards it reached" in judgement.verdicts["nodes"].message
+    assert judgement.verdicts["nodes"].diagnoses == ("counts_leaves",)
+    assert leaves.nodes_visited != truth.nodes_visited
+
+
+def test_tictactoe_search_that_raised_names_no_bug() -> None:
+    error = {"type": "TypeError", "message": "boom", "frames": []}
+    judgement = tictactoe_judges.judge_search([observed(error=error)], tictactoe_search_case())
+    assert not any(v.passed for v in judgement.verdicts.values())
+    assert judgement.bugs() == frozenset() and not any(v.diagnoses for v in judgement.verdicts.values())
+
+
+def tictactoe_windows(answers: dict[str, int] | None = None) -> tuple[WindowsCase, list[dict]]:
+    """The bounds case at NEAR_END, and observations of the lab's own search there."""
+    case = windows_case(NEAR_END, reference_expectations(NEAR_END).bound_values)
+    seen = []
+    for call in case.calls:
+        result = replay(LAB_RULES, call["function"], call["board"], call["args"])
+        seen.append(board_observation(result.choice, result.points, result.nodes_visited, result.expanded))
+    return case, seen
+
+
+def test_tictactoe_bounds_pass_the_labs_own_search() -> None:
+    case, seen = tictactoe_windows()
+    judgement = tictactoe_judges.judge_bounds(seen, case)
+    assert judgement.verdicts["bounds"].passed
+    assert {"tie_last", "alpha_beta_zero"} <= judgement.bugs()  # neither shows on a narrowed window
+
+
+def test_tictactoe_bounds_report_a_value_beyond_the_window() -> None:
+    case, seen = tictactoe_windows()
+    probe = case.probes[2]  # (v - 1, v): the exact value v is required
+    seen[2] = {**seen[2], "points": probe.true_value + 5}
+    verdict = tictactoe_judges.judge_bounds(seen, case).verdicts["bounds"]
+    assert not verdict.passed and probe.call in verdict.message
+
+
+def test_tictactoe_random_rolls_every_kind_into_one_verdict() -> None:
+    search = tictactoe_search_case()
+    windows, seen = tictactoe_windows()
+    finished = ".xx/ooo/xox"
+    case = RandomCase(GameOverBoards((NEAR_END.board, finished), ((False, 0), (True, 1))), search, windows)
+    truth = search.expected
+    game_overs = [observed({"type": "tuple", "items": [False, 0]}), observed({"type": "tuple", "items": [True, 1]})]
+    good = board_observation(finished, truth.points, truth.nodes_visited, list(truth.expanded.full()))
+    assert tictactoe_judges.judge_random([*game_overs, good, *seen], case).verdicts["random"].passed
+    wrong = {**good, "points": 0}
+    verdict = tictactoe_judges.judge_random([*game_overs, wrong, *seen], case).verdicts["random"]
+    assert not verdict.passed and verdict.message.startswith("[value] ")
+
+
+# --- negamax: judge_*(observed, case) -------------------------------------------------------
+
+NIM = load_game("nim", heaps=[1, 2])  # player 0 wins by taking one from the second heap
+NIM_START = NegamaxPosition(NIM, NIM.start, 0)
+
+
+def nim_value_case() -> NegamaxSearchCase:
+    search = alphabeta_value(NIM, NIM.start, 0)
+    return NegamaxSearchCase(NIM_START, (), ("value", "nodes"), 1, search.calls, search.next_states_calls)
+
+
+def value_observation(returned: object, counter: object, expanded: list) -> dict:
+    """What the negamax observer sends for a traced `value` call."""
+    return {
+        "returned": returned,
+        "error": None,
+        "seconds": 0.0,
+        "counter": counter,
+        "expansions": len(expanded),
+        "expanded": expanded,
+    }
+
+
+def test_negamax_value_passes_the_reference_search() -> None:
+    case, search = nim_value_case(), alphabeta_value(NIM, NIM.start, 0)
+    judgement = negamax_judges.judge_search([value_observation(1, case.calls, list(search.trace))], case)
+    assert all(v.passed for v in judgement.verdicts.values()), judgement.verdicts
+
+
+def test_negamax_counter_never_incremented_fails_nodes_only() -> None:
+    case, search = nim_value_case(), alphabeta_value(NIM, NIM.start, 0)
+    judgement = negamax_judges.judge_search([value_observation(1, 0, list(search.trace))], case)
+    assert judgement.verdicts["value"].passed and not judgement.verdicts["nodes"].passed
+    assert "num_value_call is still 0" in judgement.verdicts["nodes"].message
+
+
+def test_negamax_move_passes_an_optimal_move_only() -> None:
+    optimal = NIM.encode(((1, 1), 1))
+    case = MoveCase(NIM_START, 1, (optimal,))
+    good = {**observed({"type": "tuple"}), "move": {"value": 1, "state": optimal}}
+    assert negamax_judges.judge_move([good], case).verdicts["choice"].passed
+    losing = {**good, "move": {"value": 1, "state": NIM.encode(((0, 2), 1))}}
+    verdict = negamax_judges.judge_move([losing], case).verdicts["choice"]
+    assert not verdict.passed and "it is not optimal" in verdict.message
+
+
+def test_negamax_bounds_report_a_call_that_breaks_the_specification() -> None:
+    calls, case = negamax_windows_case([NIM_START], [1])
+    true_values = [p.true_value for p, _ in case.probes]
+    passing = [observed(min(max(v, p.alpha), p.beta)) for v, (p, _) in zip(true_values, case.probes)]
+    assert len(calls) == len(case.probes) and negamax_judges.judge_bounds(passing, case).verdicts["bounds"].passed
+    failing = [observed(-1) for _ in case.probes]
+    verdict = negamax_judges.judge_bounds(failing, case).verdicts["bounds"]
+    assert not verdict.passed and "broke the bound specification" in verdict.message
+
+
+def test_negamax_random_rolls_every_kind_into_one_verdict() -> None:
+    _, windows = negamax_windows_case([NIM_START], [1])
+    case = NegamaxRandomCase(NIM_START, 1, windows)
+    search = alphabeta_value(NIM, NIM.start, 0)
+    optimal = NIM.encode(((1, 1), 1))
+    seen = [
+        value_observation(1, search.calls, list(search.trace)),
+        {**observed({"type": "tuple"}), "move": {"value": 1, "state": optimal}},
+        *[observed(min(max(1, p.alpha), p.beta)) for p, _ in windows.probes],
+    ]
+    assert negamax_judges.judge_random(seen, case).verdicts["random"].passed
+    seen[0] = {**seen[0], "returned": -1}
+    assert not negamax_judges.judge_random(seen, case).verdicts["random"].passed
 
 
 def test_kit_messages() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from reference.games import GAMES, load_game
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
 
+from ...checks.bounds import BoundProbe
 from ...checks.show import is_number, show
 from ...spec import Spec
 from ...spec.yaml_lines import LineDict
@@ -215,3 +216,45 @@ def read_cases(spec: Spec) -> list[PositionCase | BoundsCase]:
         (BoundsCase if "positions" in raw else PositionCase)(spec, index, raw, names)
         for index, raw in enumerate(spec.cases)
     ]
+
+
+# --- what each request is judged against (the judges' second argument) ----------------------
+
+
+@dataclass(frozen=True)
+class SearchCase:
+    """`value` at `position` with `window` (traced when `nodes` is judged), in `kinds`:
+    the true `value`, and the reference's counts of value and next_states calls."""
+
+    position: Position
+    window: tuple[float, ...]
+    kinds: tuple[str, ...]
+    value: int
+    calls: int = 0
+    expansions: int = 0
+
+
+@dataclass(frozen=True)
+class MoveCase:
+    """`best_move` at `position`: any of `moves` (encoded states), with the true `value`."""
+
+    position: Position
+    value: int
+    moves: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class WindowsCase:
+    """`alphaBeta` calls with narrowed windows, each with its probe and its position."""
+
+    game: Game
+    probes: tuple[tuple[BoundProbe, Position], ...]
+
+
+@dataclass(frozen=True)
+class RandomCase:
+    """A hidden position: value (traced), best_move, then the windows, judged at once."""
+
+    position: Position
+    value: int
+    windows: WindowsCase

@@ -1,4 +1,6 @@
-"""The negamax lab's judges: pure functions from plain observation dicts to verdicts."""
+"""The negamax lab's judges: pure functions `judge_*(observed, case) -> Judgement` from the
+plain observation dicts of one request (one per call) to verdicts per check kind;
+`*_verdict` are their parts, one check each."""
 
 from __future__ import annotations
 
@@ -6,18 +8,76 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from reference.negamax import Game, true_value
+from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
 
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.expansions import first_divergence
 from ...checks.show import describe_error, is_number, show
 from ...checks.value import check_value
-from .cases import Counts, Position
-from .describe import OUTCOMES, counted, difference, drawn, game_line, one_line
-from .hints import count_hint
+from ..kit import Judgement
+from ..kit.messages import answer, roll_up
+from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, WindowsCase
+from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
+from .hints import count_hint, sign_error
 
 SHOWN_FAILURES = 5
+
+
+def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+    """The measured `value` call: its value and its counts (num_value_call, next_states)."""
+    position, window = case.position, case.window
+    call_text = position.call("value", *window)
+    seen = answer(observed)
+    hint = once(lambda: sign_error(seen, position, window))
+    verdicts = {}
+    if "value" in case.kinds:
+        verdicts["value"] = value_verdict(seen, case.value, position, call_text, hint)
+    if "nodes" in case.kinds:
+        search = alphabeta_value(position.game, position.state, position.player, *window)
+        counts = Counts(case.calls, case.expansions, search.trace)
+        verdicts["nodes"] = nodes_verdict(seen, counts, position, call_text, hint)
+    return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
+
+
+def judge_move(observed: list[dict], case: MoveCase) -> Judgement:
+    """`best_move`: an optimal successor and the position's value."""
+    position = case.position
+    verdict = choice_verdict(answer(observed), position, case.value, list(case.moves), position.call("best_move"))
+    return Judgement({"choice": with_game(verdict, position.game)})
+
+
+def judge_bounds(observed: list[dict], case: WindowsCase) -> Judgement:
+    """Every `alphaBeta` call with a narrowed window against the bound specification."""
+    return Judgement({"bounds": with_game(bounds_verdict(list(case.probes), observed), case.game)})
+
+
+def judge_random(observed: list[dict], case: RandomCase) -> Judgement:
+    """A hidden position, judged like the fixed cases together as one `random` verdict."""
+    position, value = case.position, case.value
+    game = position.game
+    search = alphabeta_value(game, position.state, position.player)
+    optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
+    value_call = position.call("value")
+    hint = once(lambda: sign_error(answer(observed), position))
+    verdicts = {
+        "value": value_verdict(answer(observed), value, position, value_call, hint),
+        "nodes": nodes_verdict(
+            answer(observed),
+            Counts(search.calls, search.next_states_calls, search.trace),
+            position,
+            value_call,
+            hint,
+        ),
+        "choice": choice_verdict(answer(observed, 1), position, value, optimal, position.call("best_move")),
+        "bounds": bounds_verdict(list(case.windows.probes), observed[2:]),
+    }
+    ok = (
+        f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
+        f"{position.text} ({game_name(game)})."
+    )
+    suffix = game_line(game) or f"\nThe game: {game_name(game)}."
+    return Judgement({"random": roll_up(verdicts, ok, suffix=suffix)}, hint)  # an error fails all alike: said once
 
 
 def raised(observed: dict, call: str, position: Position) -> Verdict:
@@ -33,7 +93,7 @@ def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
     return functools.cache(compute)
 
 
-def judge_value(
+def value_verdict(
     observed: dict, expected: int, position: Position, call: str, sign_bugs: Callable[[], frozenset[str]] | None = None
 ) -> Verdict:
     """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
@@ -48,7 +108,7 @@ def judge_value(
     return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
 
 
-def judge_nodes(
+def nodes_verdict(
     observed: dict,
     expected: Counts,
     position: Position,
@@ -61,7 +121,7 @@ def judge_nodes(
     is left out, and the sign error is named as a diagnosis instead."""
     if observed.get("error"):
         return raised(observed, call, position)
-    counter_ok, counter_line = judge_counter(observed.get("counter"), expected.calls, call)
+    counter_ok, counter_line = counter_check(observed.get("counter"), expected.calls, call)
     seen = observed.get("expanded")
     seen = seen if isinstance(seen, list) else []
     expansions = observed.get("expansions")
@@ -100,7 +160,7 @@ def judge_nodes(
     return Verdict.fail("\n".join(line for line in lines if line), bugs)
 
 
-def judge_counter(counter: Any, expected: int, call: str) -> tuple[bool, str]:
+def counter_check(counter: Any, expected: int, call: str) -> tuple[bool, str]:
     if not is_number(counter):
         return False, (
             f"After {call}, num_value_call is {show(counter)}, not a number: value must count "
@@ -142,7 +202,7 @@ def first_divergence_text(game: Game, seen: list, expansions: int, expected: tup
     return f"After the reference's last call of next_states, your search went on with {one_line(game, seen[index])}."
 
 
-def judge_choice(observed: dict, position: Position, expected: int, optimal: list, call: str) -> Verdict:
+def choice_verdict(observed: dict, position: Position, expected: int, optimal: list, call: str) -> Verdict:
     """Any optimal successor passes, with the position's value next to it."""
     if observed.get("error"):
         return raised(observed, call, position)
@@ -181,7 +241,7 @@ def judge_choice(observed: dict, position: Position, expected: int, optimal: lis
     )
 
 
-def judge_bounds(probes: list[tuple[BoundProbe, Position]], observed: list[dict]) -> Verdict:
+def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[dict]) -> Verdict:
     """Every call against the bound specification; failures are listed with their state."""
     results = []  # (probe, position, returned, what went wrong instead of returning)
     for (probe, position), call in zip(probes, observed):

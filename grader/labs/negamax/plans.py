@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
 from math import inf
 
-from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
+from reference.negamax import Game, true_value
 
 from ...checks.bounds import BoundProbe
-from ..kit import CasePlan, Judgement
-from ..kit.messages import answer, roll_up
-from .cases import BoundsCase, Counts, Position, PositionCase
-from .describe import game_line, game_name
-from .hints import sign_error
-from .judges import (
-    judge_bounds,
-    judge_choice,
-    judge_nodes,
-    judge_value,
-    once,
-    with_game,
-)
+from ..kit import CasePlan
+from .cases import BoundsCase, MoveCase, Position, PositionCase, RandomCase, SearchCase, WindowsCase
+from .judges import judge_bounds, judge_move, judge_random, judge_search
 
 # Windows with alpha < beta, as in the tree lab: with alpha == beta the textbook fail-soft
 # loop (raise alpha, cut on alpha >= beta) stops after one successor, and the contract
@@ -44,6 +35,12 @@ def bound_calls(positions: list[Position], values: list[int]) -> list[tuple[dict
     ]
 
 
+def windows_case(positions: list[Position], values: list[int]) -> tuple[list[dict], WindowsCase]:
+    paired = bound_calls(positions, values)
+    probes = tuple((probe, position) for _, probe, position in paired)
+    return [call for call, _, _ in paired], WindowsCase(positions[0].game, probes)
+
+
 def random_plan(number: int, position: Position) -> CasePlan:
     """One hidden position, judged like the fixed cases together: value, counts, best_move
     and the bound specification."""
@@ -51,81 +48,40 @@ def random_plan(number: int, position: Position) -> CasePlan:
     game = position.game
     calls = [position.request_call("value", trace=True), position.request_call("best_move")]
     value = true_value(game, position.state, position.player)
-    paired = bound_calls([position], [value])
-    calls += [call for call, _, _ in paired]
-
-    def judge(observed: list[dict]) -> Judgement:
-        search = alphabeta_value(game, position.state, position.player)
-        optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
-        value_call = position.call("value")
-        hint = once(lambda: sign_error(answer(observed), position))
-        verdicts = {
-            "value": judge_value(answer(observed), value, position, value_call, hint),
-            "nodes": judge_nodes(
-                answer(observed),
-                Counts(search.calls, search.next_states_calls, search.trace),
-                position,
-                value_call,
-                hint,
-            ),
-            "choice": judge_choice(answer(observed, 1), position, value, optimal, position.call("best_move")),
-            "bounds": judge_bounds([(probe, p) for _, probe, p in paired], observed[2:]),
-        }
-        ok = (
-            f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
-            f"{position.text} ({game_name(game)})."
-        )
-        suffix = game_line(game) or f"\nThe game: {game_name(game)}."
-        return Judgement({"random": roll_up(verdicts, ok, suffix=suffix)}, hint)  # an error fails all alike: said once
-
-    return CasePlan(name, game_request(name, game, calls), ("random",), judge)
+    window_calls, windows = windows_case([position], [value])
+    case = RandomCase(position, value, windows)
+    return CasePlan(name, game_request(name, game, calls + window_calls), ("random",), partial(judge_random, case=case))
 
 
 def position_plans(case: PositionCase) -> list[CasePlan]:
-    header, position, window = case.header, case.position, case.window
+    header, position, window, expect = case.header, case.position, case.window, case.expect
     plans = []
     search_kinds = tuple(k for k in header.checks if k in ("value", "nodes"))
     if search_kinds:
-        call_text = position.call("value", *window)
-        expect = case.expect
-
-        def judge_search(calls: list[dict]) -> Judgement:
-            observed = answer(calls)
-            hint = once(lambda: sign_error(observed, position, window))
-            verdicts = {}
-            if "value" in search_kinds:
-                verdicts["value"] = judge_value(observed, expect["value"], position, call_text, hint)
-            if "nodes" in search_kinds:
-                search = alphabeta_value(position.game, position.state, position.player, *window)
-                counts = Counts(expect["calls"], expect["expansions"], search.trace)
-                verdicts["nodes"] = judge_nodes(observed, counts, position, call_text, hint)
-            return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
-
+        search = SearchCase(
+            position, window, search_kinds, expect.get("value", 0), expect.get("calls", 0), expect.get("expansions", 0)
+        )
         request = game_request(
             f"{header.name}/value",
             position.game,
             [position.request_call("value", *window, trace="nodes" in search_kinds)],
         )
-        plans.append(CasePlan(header.name, request, search_kinds, judge_search, header.visibility, header.points))
+        judge = partial(judge_search, case=search)
+        plans.append(CasePlan(header.name, request, search_kinds, judge, header.visibility, header.points))
     if "choice" in header.checks:
-        value, moves = case.expect["value"], list(case.expect["moves"])
-
-        def judge_move(calls: list[dict]) -> Judgement:
-            verdict = judge_choice(answer(calls), position, value, moves, position.call("best_move"))
-            return Judgement({"choice": with_game(verdict, position.game)})
-
+        move = MoveCase(position, expect["value"], tuple(expect["moves"]))
         request = game_request(f"{header.name}/best_move", position.game, [position.request_call("best_move")])
-        plans.append(CasePlan(header.name, request, ("choice",), judge_move, header.visibility, header.points))
+        plans.append(
+            CasePlan(
+                header.name, request, ("choice",), partial(judge_move, case=move), header.visibility, header.points
+            )
+        )
     return plans
 
 
 def bounds_plans(case: BoundsCase) -> list[CasePlan]:
-    header, game = case.header, case.positions[0].game
-    paired = bound_calls(case.positions, case.values)
-    probes = [(probe, position) for _, probe, position in paired]
-
-    def judge(calls: list[dict]) -> Judgement:
-        return Judgement({"bounds": with_game(judge_bounds(probes, calls), game)})
-
-    request = game_request(header.name, game, [call for call, _, _ in paired])
+    header = case.header
+    calls, windows = windows_case(case.positions, case.values)
+    request = game_request(header.name, windows.game, calls)
+    judge = partial(judge_bounds, case=windows)
     return [CasePlan(header.name, request, ("bounds",), judge, header.visibility, header.points)]

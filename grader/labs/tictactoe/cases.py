@@ -21,6 +21,7 @@ from reference.tictactoe_search import (
     position_value,
 )
 
+from ...checks.bounds import BoundProbe
 from ...checks.show import is_number, show
 from ...spec import Spec
 from ...spec.yaml_lines import LineDict
@@ -275,3 +276,44 @@ def read_cases(spec: Spec) -> list[GameOverCase | PositionCase]:
         (GameOverCase if "boards" in raw else PositionCase)(spec, index, raw, names)
         for index, raw in enumerate(spec.cases)
     ]
+
+
+# --- what each request is judged against (the judges' second argument) ----------------------
+
+
+@dataclass(frozen=True)
+class GameOverBoards:
+    """game_over on `boards`, each against its (finished, status)."""
+
+    boards: tuple[str, ...]
+    expected: tuple[tuple[bool, int], ...]
+
+
+@dataclass(frozen=True)
+class SearchCase:
+    """`call` (minimax at `position`, traced) judged in `kinds` against the reference."""
+
+    position: Position
+    expected: Expected
+    kinds: tuple[str, ...]
+    call: dict
+
+
+@dataclass(frozen=True)
+class WindowsCase:
+    """maximize / minimize at `position` with narrowed windows (`calls`), each with what
+    the bound specification demands of it (`probes`)."""
+
+    position: Position
+    calls: tuple[dict, ...]
+    probes: tuple[BoundProbe, ...]
+
+
+@dataclass(frozen=True)
+class RandomCase:
+    """A hidden position judged on everything at once: game_over on two boards (the first
+    two calls), minimax (the third), then the windows."""
+
+    game_over: GameOverBoards
+    search: SearchCase
+    windows: WindowsCase

@@ -1,9 +1,12 @@
-"""The tic-tac-toe lab's judges: pure functions from plain observation dicts to verdicts."""
+"""The tic-tac-toe lab's judges: pure functions `judge_*(observed, case) -> Judgement` from the
+plain observation dicts of one request (one per call) to verdicts per check kind, and the
+classic bugs that reproduce them; `*_verdict` are their parts, one check each."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import cache
 from typing import Any, cast
 
 from reference.tictactoe import (
@@ -18,12 +21,65 @@ from ...checks import Verdict
 from ...checks.bounds import BoundProbe, check_bounds
 from ...checks.expansions import first_divergence
 from ...checks.show import is_number, show
-from ..kit.messages import NO_ANSWER
+from ..kit import Judgement
+from ..kit.messages import NO_ANSWER, answer, roll_up
 from .boards import MARK, NOT_A_BOARD, board_of, drawn, outcome, side_by_side
-from .cases import Expected, Position
-from .hints import error_text, game_over_hints, game_state, raised
+from .cases import Expected, GameOverBoards, Position, RandomCase, SearchCase, WindowsCase
+from .hints import (
+    bugs_behind_calls,
+    error_text,
+    game_over_bugs,
+    game_over_hints,
+    game_state,
+    raised,
+    replayed_bugs,
+)
 
 SHOWN_FAILURES = 3
+
+
+def judge_game_over(observed: list[dict], case: GameOverBoards) -> Judgement:
+    """game_over on every board of the case."""
+    bugs = cache(lambda: game_over_bugs(list(case.boards), observed, returned_pair))
+    verdict = game_over_verdict(list(case.boards), list(case.expected), observed)
+    return Judgement(named({"game_over": verdict}, bugs), bugs)
+
+
+def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+    """minimax at the case's position: score, nodes_visited, boards expanded and move."""
+    bugs = cache(lambda: replayed_bugs(case.call, answer(observed)))
+    verdicts = minimax_verdicts(answer(observed), case.position, case.expected, case.kinds)
+    return Judgement(named(verdicts, bugs), bugs)
+
+
+def judge_bounds(observed: list[dict], case: WindowsCase) -> Judgement:
+    """maximize and minimize with narrowed windows against the bound specification."""
+    bugs = cache(lambda: bugs_behind_calls(list(case.calls), observed))
+    verdict = bounds_verdict(case.position, list(case.probes), observed)
+    return Judgement(named({"bounds": verdict}, bugs), bugs)
+
+
+def judge_random(observed: list[dict], case: RandomCase) -> Judgement:
+    """A hidden position, judged on everything at once as one `random` verdict."""
+    parts = (
+        judge_game_over(observed[:2], case.game_over),
+        judge_search(observed[2:], case.search),
+        judge_bounds(observed[3:], case.windows),
+    )
+
+    @cache
+    def bugs() -> frozenset[str]:
+        found = [part.bugs() for part in parts]
+        return frozenset.intersection(*(f for f in found if f is not None))
+
+    verdicts = {kind: verdict for part in parts for kind, verdict in part.verdicts.items()}
+    position = case.search.position
+    ok = (
+        f'game_over, score, nodes_visited, expansions, choice and bounds all right on "{position.board}" '
+        f"with {MARK[position.player]} to move."
+    )
+    # an error that fails several kinds alike is said once
+    return Judgement({"random": roll_up(verdicts, ok, tag_kinds=True)}, bugs)
 
 
 def named(verdicts: dict[str, Verdict], bugs: Callable[[], frozenset[str] | None]) -> dict[str, Verdict]:
@@ -35,7 +91,7 @@ def named(verdicts: dict[str, Verdict], bugs: Callable[[], frozenset[str] | None
     return {k: v if v.passed else replace(v, diagnoses=found) for k, v in verdicts.items()}
 
 
-def judge_game_over(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
+def game_over_verdict(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
     # (board, expected pair, the pair returned or None, the call and what came of it)
     failures: list[tuple[str, tuple[bool, int], tuple[bool, int] | None, str]] = []
     for number, (board, truth) in enumerate(zip(boards, expected)):
@@ -70,7 +126,7 @@ def returned_pair(returned: Any) -> tuple[bool, int] | None:
     return bool(finished), status
 
 
-def judge_minimax(
+def minimax_verdicts(
     observation: dict, position: Position, expected: Expected, kinds: tuple[str, ...]
 ) -> dict[str, Verdict]:
     call = position.call("minimax", position.player)
@@ -87,15 +143,15 @@ def judge_minimax(
         failed = Verdict.fail(f"{call} returned {show(returned)}: {why}\n{position.drawing()}")
         return {kind: failed for kind in kinds}
     judges: dict[str, Callable[[], Verdict]] = {
-        "value": lambda: judge_value(observation, position, expected, call),
-        "nodes": lambda: judge_nodes(observation, position, expected, call),
-        "pruned": lambda: judge_pruned(observation, position, expected, call),
-        "choice": lambda: judge_choice(observation, position, expected, call),
+        "value": lambda: value_verdict(observation, position, expected, call),
+        "nodes": lambda: nodes_verdict(observation, position, expected, call),
+        "pruned": lambda: pruned_verdict(observation, position, expected, call),
+        "choice": lambda: choice_verdict(observation, position, expected, call),
     }
     return {kind: judges[kind]() for kind in kinds}
 
 
-def judge_value(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def value_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
     points = observation.get("points")
     if is_number(points) and points == expected.points:
         return Verdict.ok(f"{call} returned score {show(points)}, as expected.")
@@ -105,7 +161,7 @@ def judge_value(observation: dict, position: Position, expected: Expected, call:
     )
 
 
-def judge_nodes(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def nodes_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
     nodes = observation.get("nodes")
     if is_number(nodes) and nodes == expected.nodes_visited:
         return Verdict.ok(f"{call} returned nodes_visited = {expected.nodes_visited:,}, as expected.")
@@ -152,7 +208,7 @@ def expanded_boards(observation: dict) -> tuple[list[str], int]:
     return seen, total if isinstance(total, int) else len(seen)
 
 
-def judge_pruned(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def pruned_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
     seen, total = expanded_boards(observation)
     reference = expected.expanded
     if reference.same(seen, total):
@@ -224,7 +280,7 @@ def judge_pruned(observation: dict, position: Position, expected: Expected, call
     return Verdict.fail("\n".join(lines)).with_details(details)
 
 
-def judge_choice(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def choice_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
     choice = observation.get("choice")
     if not (choice is None or isinstance(choice, str)):
         choice = f"{NOT_A_BOARD}{show(choice)}"
@@ -265,7 +321,7 @@ def judge_choice(observation: dict, position: Position, expected: Expected, call
     return Verdict.fail(f"{text}\n{position.drawing()}")
 
 
-def judge_bounds(position: Position, probes: list[BoundProbe], calls: list[dict]) -> Verdict:
+def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[dict]) -> Verdict:
     results: list[tuple[BoundProbe, Any, str | None]] = []
     for probe, observation in zip(probes, calls):
         if not isinstance(observation, dict):

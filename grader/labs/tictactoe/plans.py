@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import partial
 
 from reference.tictactoe import (
     game_over,
@@ -13,19 +13,20 @@ from reference.tictactoe_search import (
 )
 
 from ...checks.bounds import BoundProbe
-from ..kit import CasePlan, Judgement
-from ..kit.messages import answer, roll_up
-from .boards import MARK
+from ..kit import CasePlan
 from .cases import (
     BOUND_SEARCHES,
     MINIMAX_KINDS,
+    GameOverBoards,
     GameOverCase,
     Position,
     PositionCase,
+    RandomCase,
+    SearchCase,
+    WindowsCase,
     reference_expectations,
 )
-from .hints import bugs_behind_calls, game_over_bugs, replayed_bugs
-from .judges import judge_bounds, judge_game_over, judge_minimax, named, returned_pair
+from .judges import judge_bounds, judge_game_over, judge_random, judge_search
 
 
 def minimax_call(position: Position) -> dict:
@@ -58,49 +59,31 @@ def bound_calls(position: Position, values: dict[str, int]) -> list[tuple[dict, 
     return paired
 
 
+def windows_case(position: Position, values: dict[str, int]) -> WindowsCase:
+    paired = bound_calls(position, values)
+    return WindowsCase(position, tuple(call for call, _ in paired), tuple(probe for _, probe in paired))
+
+
 def random_plan(number: int, position: Position, finished: str) -> CasePlan:
     """One hidden position, judged on everything at once: game_over there and at a finished
     board reached from it, minimax's score, count, expansions and move, and the bounds."""
     name = f"random {number}"
     expected = reference_expectations(position)
-    boards = [position.board, finished]
-    truths = [game_over(parse_board(b)) for b in boards]
-    paired = bound_calls(position, expected.bound_values)
-    calls = [{"function": "game_over", "board": b} for b in boards] + [minimax_call(position)]
-    calls += [call for call, _ in paired]
-
-    def judge(observed: list[dict]) -> Judgement:
-        @cache
-        def bugs() -> frozenset[str]:
-            return (
-                game_over_bugs(boards, observed[:2], returned_pair)
-                & replayed_bugs(calls[2], answer(observed[2:]))
-                & bugs_behind_calls(calls[3:], observed[3:])
-            )
-
-        verdicts = {"game_over": judge_game_over(boards, truths, observed[:2])}
-        verdicts.update(judge_minimax(answer(observed[2:]), position, expected, MINIMAX_KINDS))
-        verdicts["bounds"] = judge_bounds(position, [p for _, p in paired], observed[3:])
-        verdicts = named(verdicts, bugs)
-        ok = (
-            f'game_over, score, nodes_visited, expansions, choice and bounds all right on "{position.board}" '
-            f"with {MARK[position.player]} to move."
-        )
-        # an error that fails several kinds alike is said once
-        return Judgement({"random": roll_up(verdicts, ok, tag_kinds=True)}, bugs)
-
-    return CasePlan(name, {"id": name, "calls": calls}, ("random",), judge)
+    boards = (position.board, finished)
+    game_over_case = GameOverBoards(boards, tuple(game_over(parse_board(b)) for b in boards))
+    search = SearchCase(position, expected, MINIMAX_KINDS, minimax_call(position))
+    windows = windows_case(position, expected.bound_values)
+    calls = [{"function": "game_over", "board": b} for b in boards] + [search.call, *windows.calls]
+    case = RandomCase(game_over_case, search, windows)
+    return CasePlan(name, {"id": name, "calls": calls}, ("random",), partial(judge_random, case=case))
 
 
 def game_over_plans(case: GameOverCase) -> list[CasePlan]:
-    boards, expected = case.boards, case.expected
-
-    def judge(calls: list[dict]) -> Judgement:
-        bugs = cache(lambda: game_over_bugs(boards, calls, returned_pair))
-        return Judgement(named({"game_over": judge_game_over(boards, expected, calls)}, bugs), bugs)
-
-    request = {"id": case.header.name, "calls": [{"function": "game_over", "board": b} for b in boards]}
-    return [CasePlan(case.header.name, request, ("game_over",), judge, case.header.visibility, case.header.points)]
+    header = case.header
+    judged = GameOverBoards(tuple(case.boards), tuple(case.expected))
+    request = {"id": header.name, "calls": [{"function": "game_over", "board": b} for b in case.boards]}
+    judge = partial(judge_game_over, case=judged)
+    return [CasePlan(header.name, request, ("game_over",), judge, header.visibility, header.points)]
 
 
 def position_plans(case: PositionCase) -> list[CasePlan]:
@@ -108,21 +91,13 @@ def position_plans(case: PositionCase) -> list[CasePlan]:
     plans = []
     kinds = tuple(k for k in header.checks if k in MINIMAX_KINDS)
     if kinds:
-        search = minimax_call(position)
-        request = {"id": f"{header.name}/minimax", "calls": [search]}
-
-        def judge_search(calls: list[dict]) -> Judgement:
-            bugs = cache(lambda: replayed_bugs(search, answer(calls)))
-            return Judgement(named(judge_minimax(answer(calls), position, expected, kinds), bugs), bugs)
-
-        plans.append(CasePlan(header.name, request, kinds, judge_search, header.visibility, header.points))
+        search = SearchCase(position, expected, kinds, minimax_call(position))
+        request = {"id": f"{header.name}/minimax", "calls": [search.call]}
+        judge = partial(judge_search, case=search)
+        plans.append(CasePlan(header.name, request, kinds, judge, header.visibility, header.points))
     if "bounds" in header.checks:
-        paired = bound_calls(position, expected.bound_values)
-
-        def judge_windows(calls: list[dict]) -> Judgement:
-            bugs = cache(lambda: bugs_behind_calls([call for call, _ in paired], calls))
-            return Judgement(named({"bounds": judge_bounds(position, [p for _, p in paired], calls)}, bugs), bugs)
-
-        request = {"id": f"{header.name}/bounds", "calls": [call for call, _ in paired]}
-        plans.append(CasePlan(header.name, request, ("bounds",), judge_windows, header.visibility, header.points))
+        windows = windows_case(position, expected.bound_values)
+        request = {"id": f"{header.name}/bounds", "calls": list(windows.calls)}
+        judge = partial(judge_bounds, case=windows)
+        plans.append(CasePlan(header.name, request, ("bounds",), judge, header.visibility, header.points))
     return plans
