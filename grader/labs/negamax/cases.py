@@ -15,6 +15,7 @@ from ...spec import Spec
 from ...spec.yaml_lines import LineDict
 from ..kit.fields import expected_keys, read_header, require
 from ..kit.messages import mismatch
+from ..kit.observations import CallObservation, CallRequest
 from .describe import drawn
 
 POSITION_KINDS = ("value", "nodes", "choice")
@@ -45,7 +46,7 @@ class Position:
     def drawing(self) -> str:
         return f"The state (player = {self.player}):{drawn(self.game.describe(self.state))}"
 
-    def request_call(self, function: str, *window: float, trace: bool = False) -> dict:
+    def request_call(self, function: str, *window: float, trace: bool = False) -> StateRequest:
         return {
             "function": function,
             "state": self.game.encode(self.state),
@@ -258,3 +259,23 @@ class RandomCase:
     position: Position
     value: int
     windows: WindowsCase
+
+
+# --- what the observer is asked and sends back (observer.py) --------------------------------
+
+
+class StateRequest(CallRequest, total=False):
+    """A call of value / alphaBeta / best_move on an encoded `state`."""
+
+    state: Any
+
+
+class StateCall(CallObservation, total=False):
+    """What the observer sends for one call: besides `returned`, `num_value_call` after it
+    (`counter`), the calls of next_states (`expansions`) and, traced, the states they were
+    on (`expanded`); for best_move its pair as {value, state} (`move`), or None."""
+
+    counter: Any
+    expansions: int
+    expanded: list[Any]
+    move: dict[str, Any] | None

@@ -8,7 +8,7 @@ from typing import Any, cast
 from reference.negamax import Game
 
 from ...checks.show import is_number
-from .cases import Position
+from .cases import Position, StateCall
 
 SIGN_HINTS = {  # sign errors, recognised by replaying the course's search with each one
     "value_not_negated": (
@@ -48,7 +48,7 @@ def signed_search(
     return value(state, player, alpha, beta), tuple(trace)
 
 
-def sign_error(observed: dict, position: Position, window: tuple[float, ...] = ()) -> frozenset[str]:
+def sign_error(observed: StateCall, position: Position, window: tuple[float, ...] = ()) -> frozenset[str]:
     """The sign errors (SIGN_HINTS names) whose search expands exactly the states the
     student's did and returns exactly its value on this call. Replayed only when some
     check failed; the pipeline keeps a name only if it explains every case."""

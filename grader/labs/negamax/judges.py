@@ -16,19 +16,20 @@ from ...checks.expansions import first_divergence
 from ...checks.show import describe_error, is_number, show
 from ...checks.value import check_value
 from ..kit import Judgement
-from ..kit.messages import answer, roll_up
-from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, WindowsCase
+from ..kit.messages import roll_up
+from ..kit.observations import answer_at
+from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
 from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
 from .hints import count_hint, sign_error
 
 SHOWN_FAILURES = 5
 
 
-def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+def judge_search(observed: list[StateCall], case: SearchCase) -> Judgement:
     """The measured `value` call: its value and its counts (num_value_call, next_states)."""
     position, window = case.position, case.window
     call_text = position.call("value", *window)
-    seen = answer(observed)
+    seen = answer_at(observed)
     hint = once(lambda: sign_error(seen, position, window))
     verdicts = {}
     if "value" in case.kinds:
@@ -40,36 +41,36 @@ def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
     return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
 
 
-def judge_move(observed: list[dict], case: MoveCase) -> Judgement:
+def judge_move(observed: list[StateCall], case: MoveCase) -> Judgement:
     """`best_move`: an optimal successor and the position's value."""
     position = case.position
-    verdict = choice_verdict(answer(observed), position, case.value, list(case.moves), position.call("best_move"))
+    verdict = choice_verdict(answer_at(observed), position, case.value, list(case.moves), position.call("best_move"))
     return Judgement({"choice": with_game(verdict, position.game)})
 
 
-def judge_bounds(observed: list[dict], case: WindowsCase) -> Judgement:
+def judge_bounds(observed: list[StateCall], case: WindowsCase) -> Judgement:
     """Every `alphaBeta` call with a narrowed window against the bound specification."""
     return Judgement({"bounds": with_game(bounds_verdict(list(case.probes), observed), case.game)})
 
 
-def judge_random(observed: list[dict], case: RandomCase) -> Judgement:
+def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
     """A hidden position, judged like the fixed cases together as one `random` verdict."""
     position, value = case.position, case.value
     game = position.game
     search = alphabeta_value(game, position.state, position.player)
     optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
     value_call = position.call("value")
-    hint = once(lambda: sign_error(answer(observed), position))
+    hint = once(lambda: sign_error(answer_at(observed), position))
     verdicts = {
-        "value": value_verdict(answer(observed), value, position, value_call, hint),
+        "value": value_verdict(answer_at(observed), value, position, value_call, hint),
         "nodes": nodes_verdict(
-            answer(observed),
+            answer_at(observed),
             Counts(search.calls, search.next_states_calls, search.trace),
             position,
             value_call,
             hint,
         ),
-        "choice": choice_verdict(answer(observed, 1), position, value, optimal, position.call("best_move")),
+        "choice": choice_verdict(answer_at(observed, 1), position, value, optimal, position.call("best_move")),
         "bounds": bounds_verdict(list(case.windows.probes), observed[2:]),
     }
     ok = (
@@ -80,8 +81,8 @@ def judge_random(observed: list[dict], case: RandomCase) -> Judgement:
     return Judgement({"random": roll_up(verdicts, ok, suffix=suffix)}, hint)  # an error fails all alike: said once
 
 
-def raised(observed: dict, call: str, position: Position) -> Verdict:
-    return Verdict.fail(f"{call} raised {describe_error(observed['error'])}\n{position.drawing()}")
+def raised(observed: StateCall, call: str, position: Position) -> Verdict:
+    return Verdict.fail(f"{call} raised {describe_error(observed.get('error') or {})}\n{position.drawing()}")
 
 
 def with_game(verdict: Verdict, game: Game) -> Verdict:
@@ -94,7 +95,11 @@ def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
 
 
 def value_verdict(
-    observed: dict, expected: int, position: Position, call: str, sign_bugs: Callable[[], frozenset[str]] | None = None
+    observed: StateCall,
+    expected: int,
+    position: Position,
+    call: str,
+    sign_bugs: Callable[[], frozenset[str]] | None = None,
 ) -> Verdict:
     """`sign_bugs`: worked out only when the value is wrong (see sign_error); named as
     diagnoses, so the hint shows only when the error explains every case."""
@@ -109,7 +114,7 @@ def value_verdict(
 
 
 def nodes_verdict(
-    observed: dict,
+    observed: StateCall,
     expected: Counts,
     position: Position,
     call: str,
@@ -202,7 +207,7 @@ def first_divergence_text(game: Game, seen: list, expansions: int, expected: tup
     return f"After the reference's last call of next_states, your search went on with {one_line(game, seen[index])}."
 
 
-def choice_verdict(observed: dict, position: Position, expected: int, optimal: list, call: str) -> Verdict:
+def choice_verdict(observed: StateCall, position: Position, expected: int, optimal: list, call: str) -> Verdict:
     """Any optimal successor passes, with the position's value next to it."""
     if observed.get("error"):
         return raised(observed, call, position)
@@ -241,11 +246,11 @@ def choice_verdict(observed: dict, position: Position, expected: int, optimal: l
     )
 
 
-def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[dict]) -> Verdict:
+def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[StateCall]) -> Verdict:
     """Every call against the bound specification; failures are listed with their state."""
     results = []  # (probe, position, returned, what went wrong instead of returning)
     for (probe, position), call in zip(probes, observed):
-        error = f"raised {describe_error(call['error'])}" if call.get("error") else None
+        error = f"raised {describe_error(call.get('error') or {})}" if call.get("error") else None
         results.append((probe, position, call.get("returned"), error))
     if len(observed) < len(probes):
         probe, position = probes[len(observed)]

@@ -9,7 +9,7 @@ from reference.negamax import Game, true_value
 
 from ...checks.bounds import BoundProbe
 from ..kit import CasePlan
-from .cases import BoundsCase, MoveCase, Position, PositionCase, RandomCase, SearchCase, WindowsCase
+from .cases import BoundsCase, MoveCase, Position, PositionCase, RandomCase, SearchCase, StateRequest, WindowsCase
 from .judges import judge_bounds, judge_move, judge_random, judge_search
 
 # Windows with alpha < beta, as in the tree lab: with alpha == beta the textbook fail-soft
@@ -18,11 +18,11 @@ from .judges import judge_bounds, judge_move, judge_random, judge_search
 BOUND_WINDOWS = [(a, b) for a in (-1, 0, 1) for b in (-1, 0, 1) if a < b] + [(-inf, inf)]
 
 
-def game_request(case_id: str, game: Game, calls: list[dict]) -> dict:
+def game_request(case_id: str, game: Game, calls: list[StateRequest]) -> dict:
     return {"id": case_id, "game": game.name, "params": game.params, "calls": calls}
 
 
-def bound_calls(positions: list[Position], values: list[int]) -> list[tuple[dict, BoundProbe, Position]]:
+def bound_calls(positions: list[Position], values: list[int]) -> list[tuple[StateRequest, BoundProbe, Position]]:
     """`alphaBeta` at each position with every window over {-1, 0, 1} and the full one."""
     return [
         (
@@ -35,7 +35,7 @@ def bound_calls(positions: list[Position], values: list[int]) -> list[tuple[dict
     ]
 
 
-def windows_case(positions: list[Position], values: list[int]) -> tuple[list[dict], WindowsCase]:
+def windows_case(positions: list[Position], values: list[int]) -> tuple[list[StateRequest], WindowsCase]:
     paired = bound_calls(positions, values)
     probes = tuple((probe, position) for _, probe, position in paired)
     return [call for call, _, _ in paired], WindowsCase(positions[0].game, probes)

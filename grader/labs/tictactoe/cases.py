@@ -27,6 +27,7 @@ from ...spec import Spec
 from ...spec.yaml_lines import LineDict
 from ..kit.fields import expected_keys, read_header, require
 from ..kit.messages import mismatch
+from ..kit.observations import CallObservation, CallRequest
 from .boards import MARK, drawn
 
 MINIMAX_KINDS = ("value", "nodes", "pruned", "choice")
@@ -296,7 +297,7 @@ class SearchCase:
     position: Position
     expected: Expected
     kinds: tuple[str, ...]
-    call: dict
+    call: BoardRequest
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,7 @@ class WindowsCase:
     the bound specification demands of it (`probes`)."""
 
     position: Position
-    calls: tuple[dict, ...]
+    calls: tuple[BoardRequest, ...]
     probes: tuple[BoundProbe, ...]
 
 
@@ -317,3 +318,26 @@ class RandomCase:
     game_over: GameOverBoards
     search: SearchCase
     windows: WindowsCase
+
+
+# --- what the observer is asked and sends back (observer.py) --------------------------------
+
+
+class BoardRequest(CallRequest, total=False):
+    """A call of game_over (board only) or of minimax / maximize / minimize on `board`."""
+
+    board: str
+
+
+class BoardCall(CallObservation, total=False):
+    """What the observer sends for one call: a search's triple as `choice` (a board in
+    notation, "?..." for anything else), `points` and `nodes` (else `returned`), the boards
+    get_childs was called on when traced (`expanded`, at most 60,000, and their exact count
+    `expansions`), and for errors the lines `name = None` of the submission."""
+
+    choice: str | None
+    points: Any
+    nodes: Any
+    expansions: int
+    expanded: list[Any]
+    none_assignments: list[list[Any]]

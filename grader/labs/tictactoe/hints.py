@@ -10,8 +10,9 @@ from typing import Any
 from reference.tictactoe_bugs import BUGS, Watch, bug_game_over, watched_replay
 
 from ...checks.show import describe_error, is_number, show
-from ..kit.messages import answer
+from ..kit.observations import answer_at
 from .boards import MARK
+from .cases import BoardCall, BoardRequest
 
 
 @cache
@@ -39,11 +40,11 @@ MINIMAX_HOW = (
 )
 
 
-def raised(observation: dict, call: str) -> str:
+def raised(observation: BoardCall, call: str) -> str:
     return f"{call} raised {error_text(observation)}"
 
 
-def error_text(observation: dict) -> str:
+def error_text(observation: BoardCall) -> str:
     """The exception, its innermost frames, and (when it is one) the skeleton line to blame."""
     error = observation["error"] if isinstance(observation["error"], dict) else {"message": show(observation["error"])}
     frames = error.get("frames") or []
@@ -144,7 +145,7 @@ def game_over_hints(failures: list) -> list[str]:
 # --- classic bugs: replays of the lab's search with one thing done wrong ------------------
 
 
-def _observed_search(observation: dict) -> tuple[Watch, Any, Any, Any] | None:
+def _observed_search(observation: BoardCall) -> tuple[Watch, Any, Any, Any] | None:
     """The boards a search expanded and the (choice, points, nodes) it returned; None when
     the call raised or returned no triple."""
     if observation.get("error") or "points" not in observation:
@@ -156,7 +157,7 @@ def _observed_search(observation: dict) -> tuple[Watch, Any, Any, Any] | None:
     return Watch(seen, total), observation.get("choice"), observation.get("points"), observation.get("nodes")
 
 
-def replayed_bugs(call: dict, observation: dict, *, by_value: bool = True) -> frozenset[str]:
+def replayed_bugs(call: BoardRequest, observation: BoardCall, *, by_value: bool = True) -> frozenset[str]:
     """Classic bugs whose `call` (a request's call: function, board, args) expands the boards
     the student's search expanded and counts the same nodes_visited; `by_value`, also returns
     the same choice and utility (asked at minimax's full window only: on a narrowed window a
@@ -180,24 +181,26 @@ def replayed_bugs(call: dict, observation: dict, *, by_value: bool = True) -> fr
     return frozenset(found)
 
 
-def bugs_behind_calls(calls: list[dict], observed: list[dict], *, by_value: bool = False) -> frozenset[str]:
+def bugs_behind_calls(
+    calls: list[BoardRequest], observed: list[BoardCall], *, by_value: bool = False
+) -> frozenset[str]:
     """Classic bugs that reproduce every call of a request (see replayed_bugs); a call that
     never answered is no replay's."""
     consistent = frozenset(bug.name for bug in BUGS)
     for index, call in enumerate(calls):
-        consistent &= replayed_bugs(call, answer(observed, index), by_value=by_value)
+        consistent &= replayed_bugs(call, answer_at(observed, index), by_value=by_value)
         if not consistent:
             break  # nothing left to rule out
     return consistent
 
 
-def game_over_bugs(boards: list[str], observed: list[dict], pair: Any) -> frozenset[str]:
+def game_over_bugs(boards: list[str], observed: list[BoardCall], pair: Any) -> frozenset[str]:
     """Classic bugs whose game_over returns what the student's did on every board; `pair`
     reads (finished, status) from an observation's `returned` (None: not such a pair, which
     no replay returns)."""
     got = []
     for index in range(len(boards)):
-        observation = answer(observed, index)
+        observation = answer_at(observed, index)
         got.append(None if observation.get("error") else pair(observation.get("returned")))
     return frozenset(
         bug.name

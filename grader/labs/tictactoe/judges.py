@@ -22,9 +22,10 @@ from ...checks.bounds import BoundProbe, check_bounds
 from ...checks.expansions import first_divergence
 from ...checks.show import is_number, show
 from ..kit import Judgement
-from ..kit.messages import NO_ANSWER, answer, roll_up
+from ..kit.messages import roll_up
+from ..kit.observations import answer_at
 from .boards import MARK, NOT_A_BOARD, board_of, drawn, outcome, side_by_side
-from .cases import Expected, GameOverBoards, Position, RandomCase, SearchCase, WindowsCase
+from .cases import BoardCall, Expected, GameOverBoards, Position, RandomCase, SearchCase, WindowsCase
 from .hints import (
     bugs_behind_calls,
     error_text,
@@ -38,28 +39,28 @@ from .hints import (
 SHOWN_FAILURES = 3
 
 
-def judge_game_over(observed: list[dict], case: GameOverBoards) -> Judgement:
+def judge_game_over(observed: list[BoardCall], case: GameOverBoards) -> Judgement:
     """game_over on every board of the case."""
     bugs = cache(lambda: game_over_bugs(list(case.boards), observed, returned_pair))
     verdict = game_over_verdict(list(case.boards), list(case.expected), observed)
     return Judgement(named({"game_over": verdict}, bugs), bugs)
 
 
-def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+def judge_search(observed: list[BoardCall], case: SearchCase) -> Judgement:
     """minimax at the case's position: score, nodes_visited, boards expanded and move."""
-    bugs = cache(lambda: replayed_bugs(case.call, answer(observed)))
-    verdicts = minimax_verdicts(answer(observed), case.position, case.expected, case.kinds)
+    bugs = cache(lambda: replayed_bugs(case.call, answer_at(observed)))
+    verdicts = minimax_verdicts(answer_at(observed), case.position, case.expected, case.kinds)
     return Judgement(named(verdicts, bugs), bugs)
 
 
-def judge_bounds(observed: list[dict], case: WindowsCase) -> Judgement:
+def judge_bounds(observed: list[BoardCall], case: WindowsCase) -> Judgement:
     """maximize and minimize with narrowed windows against the bound specification."""
     bugs = cache(lambda: bugs_behind_calls(list(case.calls), observed))
     verdict = bounds_verdict(case.position, list(case.probes), observed)
     return Judgement(named({"bounds": verdict}, bugs), bugs)
 
 
-def judge_random(observed: list[dict], case: RandomCase) -> Judgement:
+def judge_random(observed: list[BoardCall], case: RandomCase) -> Judgement:
     """A hidden position, judged on everything at once as one `random` verdict."""
     parts = (
         judge_game_over(observed[:2], case.game_over),
@@ -91,11 +92,11 @@ def named(verdicts: dict[str, Verdict], bugs: Callable[[], frozenset[str] | None
     return {k: v if v.passed else replace(v, diagnoses=found) for k, v in verdicts.items()}
 
 
-def game_over_verdict(boards: list[str], expected: list[tuple[bool, int]], calls: list[dict]) -> Verdict:
+def game_over_verdict(boards: list[str], expected: list[tuple[bool, int]], calls: list[BoardCall]) -> Verdict:
     # (board, expected pair, the pair returned or None, the call and what came of it)
     failures: list[tuple[str, tuple[bool, int], tuple[bool, int] | None, str]] = []
     for number, (board, truth) in enumerate(zip(boards, expected)):
-        observation = calls[number] if number < len(calls) and isinstance(calls[number], dict) else NO_ANSWER
+        observation = answer_at(calls, number)
         if observation.get("error"):
             failures.append((board, truth, None, raised(observation, "game_over(board)")))
             continue
@@ -127,7 +128,7 @@ def returned_pair(returned: Any) -> tuple[bool, int] | None:
 
 
 def minimax_verdicts(
-    observation: dict, position: Position, expected: Expected, kinds: tuple[str, ...]
+    observation: BoardCall, position: Position, expected: Expected, kinds: tuple[str, ...]
 ) -> dict[str, Verdict]:
     call = position.call("minimax", position.player)
     if observation.get("error"):
@@ -151,7 +152,7 @@ def minimax_verdicts(
     return {kind: judges[kind]() for kind in kinds}
 
 
-def value_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def value_verdict(observation: BoardCall, position: Position, expected: Expected, call: str) -> Verdict:
     points = observation.get("points")
     if is_number(points) and points == expected.points:
         return Verdict.ok(f"{call} returned score {show(points)}, as expected.")
@@ -161,7 +162,7 @@ def value_verdict(observation: dict, position: Position, expected: Expected, cal
     )
 
 
-def nodes_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def nodes_verdict(observation: BoardCall, position: Position, expected: Expected, call: str) -> Verdict:
     nodes = observation.get("nodes")
     if is_number(nodes) and nodes == expected.nodes_visited:
         return Verdict.ok(f"{call} returned nodes_visited = {expected.nodes_visited:,}, as expected.")
@@ -201,14 +202,14 @@ def nodes_verdict(observation: dict, position: Position, expected: Expected, cal
     return Verdict.fail("\n".join(lines))
 
 
-def expanded_boards(observation: dict) -> tuple[list[str], int]:
+def expanded_boards(observation: BoardCall) -> tuple[list[str], int]:
     seen = observation.get("expanded")
     seen = [s for s in seen if isinstance(s, str)] if isinstance(seen, list) else []
     total = observation.get("expansions")
     return seen, total if isinstance(total, int) else len(seen)
 
 
-def pruned_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def pruned_verdict(observation: BoardCall, position: Position, expected: Expected, call: str) -> Verdict:
     seen, total = expanded_boards(observation)
     reference = expected.expanded
     if reference.same(seen, total):
@@ -280,7 +281,7 @@ def pruned_verdict(observation: dict, position: Position, expected: Expected, ca
     return Verdict.fail("\n".join(lines)).with_details(details)
 
 
-def choice_verdict(observation: dict, position: Position, expected: Expected, call: str) -> Verdict:
+def choice_verdict(observation: BoardCall, position: Position, expected: Expected, call: str) -> Verdict:
     choice = observation.get("choice")
     if not (choice is None or isinstance(choice, str)):
         choice = f"{NOT_A_BOARD}{show(choice)}"
@@ -321,11 +322,9 @@ def choice_verdict(observation: dict, position: Position, expected: Expected, ca
     return Verdict.fail(f"{text}\n{position.drawing()}")
 
 
-def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[dict]) -> Verdict:
+def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[BoardCall]) -> Verdict:
     results: list[tuple[BoundProbe, Any, str | None]] = []
     for probe, observation in zip(probes, calls):
-        if not isinstance(observation, dict):
-            observation = NO_ANSWER
         if observation.get("error"):
             results.append((probe, None, error_text(observation)))
         elif "points" not in observation:

@@ -17,6 +17,7 @@ from ..kit import CasePlan
 from .cases import (
     BOUND_SEARCHES,
     MINIMAX_KINDS,
+    BoardRequest,
     GameOverBoards,
     GameOverCase,
     Position,
@@ -29,11 +30,11 @@ from .cases import (
 from .judges import judge_bounds, judge_game_over, judge_random, judge_search
 
 
-def minimax_call(position: Position) -> dict:
+def minimax_call(position: Position) -> BoardRequest:
     return {"function": "minimax", "board": position.board, "args": [position.player], "trace": True}
 
 
-def bound_calls(position: Position, values: dict[str, int]) -> list[tuple[dict, BoundProbe]]:
+def bound_calls(position: Position, values: dict[str, int]) -> list[tuple[BoardRequest, BoundProbe]]:
     """maximize and minimize at `position` with windows below, around, above and touching
     the true value at their depth, each paired with what the bound specification demands."""
     paired = []
@@ -50,12 +51,8 @@ def bound_calls(position: Position, values: dict[str, int]) -> list[tuple[dict, 
             (v + 1, INF),
         ]:
             args = [position.player, player, depth, alpha, beta, 0]
-            paired.append(
-                (
-                    {"function": function, "board": position.board, "args": args, "trace": True},
-                    BoundProbe(position.call(function, *args), alpha, beta, v),
-                )
-            )
+            call: BoardRequest = {"function": function, "board": position.board, "args": args, "trace": True}
+            paired.append((call, BoundProbe(position.call(function, *args), alpha, beta, v)))
     return paired
 
 

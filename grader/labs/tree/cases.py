@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import inf
+from typing import Any
 
 from reference.tree_search import alphabeta
 from reference.trees import GameTree, TreeError
@@ -13,6 +14,7 @@ from ...spec import Spec
 from ...spec.yaml_lines import LineDict
 from ..kit.fields import read_header, require
 from ..kit.messages import mismatch
+from ..kit.observations import CallObservation
 
 CASE_KINDS = ("value", "nodes", "pruned", "bounds")
 
@@ -88,3 +90,9 @@ class BoundsCase:
 
 def root_call(tree: GameTree) -> list:
     return [tree.root, -inf, inf, True]
+
+
+class ReadsCall(CallObservation, total=False):
+    """What the observer sends for one call of alphabeta: the nodes read, in order."""
+
+    reads: list[Any]

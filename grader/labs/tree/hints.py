@@ -7,6 +7,7 @@ from reference.trees import GameTree
 
 from ...checks.expansions import matching_bugs
 from ...checks.show import is_number
+from .cases import ReadsCall
 
 READS = "distinct nodes read (expanded or opened)"
 
@@ -34,7 +35,7 @@ def replayed_bugs(
     return frozenset(name for name in by_reads if results[name].value == returned)
 
 
-def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[dict]) -> frozenset[str] | None:
+def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[ReadsCall]) -> frozenset[str] | None:
     """Classic bugs consistent with the reads of every direct call that did not raise. Values
     are not compared: on a narrowed window an accepted fail-hard search returns other values
     than the fail-soft replays, but it reads the same nodes."""

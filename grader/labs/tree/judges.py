@@ -15,17 +15,17 @@ from ...checks.expansions import check_count, check_expansions
 from ...checks.show import describe_error, show_call
 from ...checks.value import check_value
 from ..kit import Judgement
-from ..kit.messages import answer
-from .cases import BoundsCase, SearchCase
+from ..kit.observations import answer_at
+from .cases import BoundsCase, ReadsCall, SearchCase
 from .hints import NO_READS_HINT, READS, bugs_behind_calls, replayed_bugs
 
 
-def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
+def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
     """The root call: value, node count and reads (pruned), with the tree for a picture."""
-    call, tree, kinds = answer(observed), case.tree, case.kinds
+    call, tree, kinds = answer_at(observed), case.tree, case.kinds
     text = show_call("alphabeta", *case.call)
     if call.get("error"):
-        failed = Verdict.fail(f"{text} raised {describe_error(call['error'])}")
+        failed = Verdict.fail(f"{text} raised {describe_error(call.get('error') or {})}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
     bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned")))
@@ -40,11 +40,11 @@ def judge_search(observed: list[dict], case: SearchCase) -> Judgement:
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
 
-def judge_bounds(observed: list[dict], case: BoundsCase) -> Judgement:
+def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:
     """Every narrowed-window call against the bound specification."""
     results: list[tuple] = []
     for probe, call in zip(case.probes, observed):
-        error = describe_error(call["error"]) if call.get("error") else None
+        error = describe_error(call.get("error") or {}) if call.get("error") else None
         results.append((probe, call.get("returned"), error))
     if len(observed) < len(case.probes):
         results.append((case.probes[len(observed)], None, "nothing: the calls stopped early"))

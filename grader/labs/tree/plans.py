@@ -12,7 +12,7 @@ from ...checks.bounds import BoundProbe
 from ...checks.show import show_call
 from ..kit import CasePlan, Judgement
 from ..kit.messages import roll_up
-from .cases import BoundsCase, SearchCase, TreeCase, root_call
+from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, root_call
 from .judges import judge_bounds, judge_search
 
 
@@ -61,7 +61,7 @@ def random_plan(number: int, tree: GameTree) -> CasePlan:
     return CasePlan(name, tree_request(name, tree, [root_call(tree)]), ("random",), partial(judge_random, case=search))
 
 
-def judge_random(observed: list[dict], case: SearchCase) -> Judgement:
+def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
     """A random tree, judged on value and reads at once (one `random` test)."""
     judgement = judge_search(observed, case)
     graph, leaves = case.tree.to_mapping()
