@@ -7,6 +7,7 @@ Fail-hard and fail-soft searches both satisfy it; answers outside it are wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,16 +45,50 @@ def meets_bound(result: Any, probe: BoundProbe) -> bool:
     return result == v
 
 
-def check_bounds(results: list[tuple[BoundProbe, Any, str | None]]) -> Verdict:
-    """`results`: (probe, returned value, error text or None) for every window tried."""
-    failures = [(p, r, e) for p, r, e in results if e is not None or not meets_bound(r, p)]
+SPEC_REMINDER = (
+    "(v is the true value of the state for the player; alpha <= v <= beta: return exactly v; "
+    "v < alpha: return at most alpha; v > beta: return at least beta)"
+)
+
+
+def check_bounds(
+    results: list[tuple[BoundProbe, Any, str | None]],
+    *,
+    function: str = "",
+    shown: int = 0,
+    describe: Callable[[int], str] | None = None,
+) -> Verdict:
+    """The one bound judge of every lab. `results`: (probe, returned value, what went wrong
+    instead of returning, or None) for every window tried. Hooks: `function` names the
+    searched function in the text; `shown` > 0 lists that many failures, each followed by
+    `describe(index)` (a lab's picture of the position of results[index]), and a tally of
+    the failing windows; 0 (the default) says the first failure in one line."""
+    failures = [i for i, (p, r, e) in enumerate(results) if e is not None or not meets_bound(r, p)]
+    calls = f"calls of {function}" if function else "calls"
     if not failures:
-        return Verdict.ok(f"all {len(results)} calls with narrowed windows met the bound specification.")
-    probe, returned, error = failures[0]
-    if error is not None:
-        first = f"{probe.call} raised {error}"
-    else:
-        first = f"{probe.call} returned {show(returned)}, but {bound_requirement(probe)}."
-    return Verdict.fail(
-        f"{len(failures)} of {len(results)} calls with narrowed windows broke the bound specification. First: {first}"
-    )
+        return Verdict.ok(f"all {len(results)} {calls} with narrowed windows met the bound specification.")
+
+    def outcome(index: int) -> str:
+        probe, returned, error = results[index]
+        if error is not None:
+            return f"{probe.call} {error}"
+        return f"{probe.call} returned {show(returned)}, but {bound_requirement(probe)}"
+
+    if not shown:
+        first = outcome(failures[0]) + ("" if results[failures[0]][2] is not None else ".")
+        return Verdict.fail(
+            f"{len(failures)} of {len(results)} {calls} with narrowed windows broke the bound specification. "
+            f"First: {first}"
+        )
+    lines = [f"{len(failures)} of {len(results)} {calls} broke the bound specification {SPEC_REMINDER}."]
+    for index in failures[:shown]:
+        lines.append(f"{outcome(index)}." + (f"\n{describe(index)}" if describe else ""))
+    if len(failures) > shown:
+        windows: dict[str, int] = {}
+        for index in failures:
+            probe = results[index][0]
+            key = f"({show(probe.alpha)}, {show(probe.beta)})"
+            windows[key] = windows.get(key, 0) + 1
+        tally = ", ".join(f"{key} {count}x" for key, count in windows.items())
+        lines.append(f"... and {len(failures) - shown} more. Failing calls by window: {tally}.")
+    return Verdict.fail("\n".join(lines))

@@ -11,7 +11,7 @@ from typing import Any
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
 
 from ...checks import Verdict
-from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
+from ...checks.bounds import BoundProbe, check_bounds
 from ...checks.expansions import first_divergence
 from ...checks.show import describe_error, is_number, show
 from ...checks.value import check_value
@@ -248,29 +248,12 @@ def choice_verdict(observed: StateCall, position: Position, expected: int, optim
 
 def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[StateCall]) -> Verdict:
     """Every call against the bound specification; failures are listed with their state."""
-    results = []  # (probe, position, returned, what went wrong instead of returning)
-    for (probe, position), call in zip(probes, observed):
+    results: list[tuple[BoundProbe, Any, str | None]] = []
+    for (probe, _), call in zip(probes, observed):
         error = f"raised {describe_error(call.get('error') or {})}" if call.get("error") else None
-        results.append((probe, position, call.get("returned"), error))
+        results.append((probe, call.get("returned"), error))
     if len(observed) < len(probes):
-        probe, position = probes[len(observed)]
-        results.append((probe, position, None, "got no answer: an earlier call ended the process"))
-    failures = [r for r in results if r[3] is not None or not meets_bound(r[2], r[0])]
-    if not failures:
-        return Verdict.ok(f"all {len(results)} calls of alphaBeta with narrowed windows met the bound specification.")
-    lines = [
-        f"{len(failures)} of {len(results)} calls of alphaBeta broke the bound specification "
-        f"(v is the true value of the state for the player; alpha <= v <= beta: return exactly v; "
-        f"v < alpha: return at most alpha; v > beta: return at least beta)."
-    ]
-    for probe, position, returned, error in failures[:SHOWN_FAILURES]:
-        outcome = error or f"returned {show(returned)}, but {bound_requirement(probe)}"
-        lines.append(f"{probe.call} {outcome}.\n{position.drawing()}")
-    if len(failures) > SHOWN_FAILURES:
-        windows: dict[str, int] = {}
-        for probe, *_ in failures:
-            key = f"({show(probe.alpha)}, {show(probe.beta)})"
-            windows[key] = windows.get(key, 0) + 1
-        tally = ", ".join(f"{key} {count}x" for key, count in windows.items())
-        lines.append(f"... and {len(failures) - SHOWN_FAILURES} more. Failing calls by window: {tally}.")
-    return Verdict.fail("\n".join(lines))
+        results.append((probes[len(observed)][0], None, "got no answer: an earlier call ended the process"))
+    return check_bounds(
+        results, function="alphaBeta", shown=SHOWN_FAILURES, describe=lambda index: probes[index][1].drawing()
+    )

@@ -326,7 +326,7 @@ def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[Boa
     results: list[tuple[BoundProbe, Any, str | None]] = []
     for probe, observation in zip(probes, calls):
         if observation.get("error"):
-            results.append((probe, None, error_text(observation)))
+            results.append((probe, None, f"raised {error_text(observation)}"))
         elif "points" not in observation:
             results.append(
                 (probe, None, f"returned {show(observation.get('returned'))}, not (choice, utility, nodes_visited)")
@@ -334,7 +334,7 @@ def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[Boa
         else:
             results.append((probe, observation["points"], None))
     if len(calls) < len(probes):
-        results.append((probes[len(calls)], None, "nothing: the calls stopped early"))
+        results.append((probes[len(calls)], None, "got no answer: the calls stopped early"))
     verdict = check_bounds(results)
     if verdict.passed:
         return verdict

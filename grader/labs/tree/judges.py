@@ -44,10 +44,10 @@ def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:
     """Every narrowed-window call against the bound specification."""
     results: list[tuple] = []
     for probe, call in zip(case.probes, observed):
-        error = describe_error(call.get("error") or {}) if call.get("error") else None
+        error = f"raised {describe_error(call.get('error') or {})}" if call.get("error") else None
         results.append((probe, call.get("returned"), error))
     if len(observed) < len(case.probes):
-        results.append((case.probes[len(observed)], None, "nothing: the calls stopped early"))
+        results.append((case.probes[len(observed)], None, "got no answer: the calls stopped early"))
     return Judgement(
         {"bounds": check_bounds(results)}, lambda: bugs_behind_calls(case.tree, list(case.calls), observed)
     )
