@@ -186,7 +186,7 @@ class KernelWorker:
     """A kernel that has run the notebook's cells and now hosts the observer."""
 
     def __init__(self, workdir: Path, limits: Limits, notebook, isolation: Isolation, hidden: list[Path],
-                 identity: StudentIdentity | None = None) -> None:
+                 identity: StudentIdentity | None = None, preload: Sequence[tuple[str, str]] = ()) -> None:
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -210,6 +210,7 @@ class KernelWorker:
             self.km.write_connection_file = write_and_hand_over  # type: ignore[method-assign]
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
+        cap_output += _preload_source(preload)
         argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False",
                 f"--IPKernelApp.exec_lines={cap_output}"]
         plan = isolation.plan([workdir, self.private], hidden, identity, cwd=workdir)
@@ -501,7 +502,7 @@ class NotebookSession(Session):
         self.incidents = []
         while True:
             worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden,
-                                  self.identity)
+                                  self.identity, self.probe.extra_modules if self.probe else ())
             deadline = min(deadline + worker.start_seconds, time.monotonic() + max(0.0, self.remaining()))
             worker.run_cells(cells, deadline, self.skip)
             self.incidents.extend(worker.incidents)
@@ -543,6 +544,23 @@ class NotebookSession(Session):
         if self.worker is not None:
             self.outputs.append(_stream_text(self.notebook))
         super()._retire_worker()
+
+
+def _preload_source(modules: Sequence[tuple[str, str]]) -> str:
+    """Code for the kernel's exec_lines that creates the lab's extra modules (ProbeSetup)
+    before any cell runs, as a `.py` worker has them before the import, so that a cell
+    can import them (the agents lab's environments). The observer installs its own fresh
+    copies later, out of the cells' reach."""
+    if not modules:
+        return ""
+    return ("def _abgrade_preload(modules):\n"
+            "    import sys, types\n"
+            "    for name, source in modules:\n"
+            "        module = types.ModuleType(name)\n"
+            "        module.__file__ = '<abgrade %s>' % name\n"
+            "        sys.modules[name] = module\n"
+            "        exec(compile(source, module.__file__, 'exec'), module.__dict__)\n"
+            f"_abgrade_preload({[list(m) for m in modules]!r})\ndel _abgrade_preload\n")
 
 
 def _stream_text(notebook) -> str:
