@@ -41,8 +41,9 @@ from copy import deepcopy
 from random import choice
 
 try:
-    from utils.ttt_simple_env import ttt  # what the chapter imports (the grader provides it)
+    # what the chapter imports (the grader provides these modules)
     from utils.conn_env import conn  # noqa: F401 - for section 2
+    from utils.ttt_simple_env import ttt
 except ImportError:  # working on your own machine: abgrade's copy of the same environments
     from reference.envs import conn, ttt  # noqa: F401
 
