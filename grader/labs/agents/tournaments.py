@@ -21,13 +21,13 @@ from reference.agent_tournaments import (
     MatchResult,
     ResultTable,
     depth_agent,
-    off_reference_moves,
     perfect_agent,
     play_match,
     random_agent,
+    replay,
     search_agent,
 )
-from reference.agents import CHAPTER
+from reference.agents import CHAPTER, action_payoffs
 
 from ...checks import Verdict
 from ...checks.show import describe_error, show
@@ -131,6 +131,22 @@ def _forfeit(call: dict, valid: list[int]) -> str | None:
     return None
 
 
+def off_value_moves(record: GameRecord, side: str, depth: int | None) -> list[tuple[int, int, int, int, list[int]]]:
+    """The moves of `side` whose payoff at `depth` (as the chapter's top level rates a move)
+    is below the best: `(ply, action, its payoff, the best, the moves worth the best)`. Any
+    move of the best payoff is the reference's value, an immediate win or a later one."""
+    index = 0 if side == "first" else 1
+    positions = replay(GAMES["conn"], record.moves)
+    found = []
+    for ply, action in enumerate(record.moves):
+        if ply % 2 == index:
+            payoffs = action_payoffs(positions[ply], depth)
+            best = max(payoffs.values())
+            if payoffs[action] != best:
+                found.append((ply, action, payoffs[action], best, [m for m, v in payoffs.items() if v == best]))
+    return found
+
+
 def judge_match(observed: list[dict], play: MatchPlay) -> Judgement:
     return Judgement({"games": match_verdict(play)})
 
@@ -151,10 +167,10 @@ def match_verdict(play: MatchPlay) -> Verdict:
         if match.game == "ttt" and outcome < 0:
             problems.append(f"{where}: lost, moves {list(record.moves)}")
         if match.game == "conn":
-            for ply, action, allowed in off_reference_moves(GAMES[match.game], record, side, match.depth):
+            for ply, action, worth, best, allowed in off_value_moves(record, side, match.depth):
                 problems.append(
-                    f"{where}, move {ply + 1}: you played column {action} after {list(record.moves[:ply])}; "
-                    f"at depth {match.depth} the reference plays one of {sorted(allowed)}"
+                    f"{where}, move {ply + 1}: you played column {action}, worth {worth} at depth {match.depth}, "
+                    f"after {list(record.moves[:ply])}; the reference's moves are worth {best}: {allowed}"
                 )
                 break
     rule = (
