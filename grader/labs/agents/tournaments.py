@@ -27,7 +27,8 @@ from reference.agent_tournaments import (
     replay,
     search_agent,
 )
-from reference.agents import CHAPTER, action_payoffs
+from reference.agents import CHAPTER, payoff
+from reference.envs import BoardEnv
 
 from ...checks import Verdict
 from ...checks.show import describe_error, show
@@ -131,16 +132,28 @@ def _forfeit(call: dict, valid: list[int]) -> str | None:
     return None
 
 
+def move_payoffs(env: BoardEnv, depth: int | None) -> dict[int, int]:
+    """Each legal move's payoff at `depth`, as the chapter's top level rates it, from the
+    reference's pruned search with the sentinel bounds (exact there: the window (-2, 2)
+    holds every payoff), about twice as fast here as the exhaustive solver."""
+    out = {}
+    for move in env.validinputs:
+        child = copy.deepcopy(env)
+        child._play(move)
+        out[move] = (1 if child.reward else 0) if child.done else -payoff(child, child.reward, False, -2, -2, depth)
+    return out
+
+
 def off_value_moves(record: GameRecord, side: str, depth: int | None) -> list[tuple[int, int, int, int, list[int]]]:
-    """The moves of `side` whose payoff at `depth` (as the chapter's top level rates a move)
-    is below the best: `(ply, action, its payoff, the best, the moves worth the best)`. Any
-    move of the best payoff is the reference's value, an immediate win or a later one."""
+    """The moves of `side` whose payoff at `depth` is below the best: `(ply, action, its
+    payoff, the best, the moves worth the best)`. Any move of the best payoff has the
+    reference's value, an immediate win or a later one."""
     index = 0 if side == "first" else 1
     positions = replay(GAMES["conn"], record.moves)
     found = []
     for ply, action in enumerate(record.moves):
         if ply % 2 == index:
-            payoffs = action_payoffs(positions[ply], depth)
+            payoffs = move_payoffs(positions[ply], depth)
             best = max(payoffs.values())
             if payoffs[action] != best:
                 found.append((ply, action, payoffs[action], best, [m for m, v in payoffs.items() if v == best]))
