@@ -46,8 +46,8 @@ from reference.envs import (
     IllegalMoveError,
     StepCounter,
     TicTacToeEnv,
-    conn,
     bundle_source,
+    conn,
     load_bundle,
     ttt,
 )
