@@ -14,8 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reference.agent_tournaments import MatchResult
-from reference.agents import NO_PRUNING, decide, optimal_actions, run_payoff
+from reference.agent_tournaments import (
+    MatchResult,
+    depth_agent,
+    perfect_agent,
+    play_match,
+    random_agent,
+    search_agent,
+)
+from reference.agents import CHAPTER, NO_PRUNING, decide, optimal_actions, run_payoff
 from reference.envs import BoardEnv, ConnectFourEnv, IllegalMoveError, TicTacToeEnv
 
 from ...checks.show import show
@@ -241,14 +248,36 @@ class MatchCase:
             )
 
     def verify(self, path: str) -> list[str]:
-        from .tournaments import reference_match
-
         computed = outcome_counts(reference_match(self.match))
         stored = self.expect["reference"]
         if stored != computed:
             line = self.expect.lines.get("reference", self.expect.line)
             return [mismatch(path, line, f"{self.where}.expect.reference", stored, computed)]
         return []
+
+
+def opponent_agent(match: Match):
+    if match.opponent == "perfect":
+        return perfect_agent
+    if match.opponent == "random":
+        return random_agent
+    return depth_agent(match.depth if match.depth is not None else 3)
+
+
+def opponent_name(match: Match) -> str:
+    return {"perfect": "perfect", "random": "random"}.get(match.opponent, f"depth-{match.depth}")
+
+
+def reference_match(match: Match) -> MatchResult:
+    """The chapter's agent (the reference's pruned search) playing the match here."""
+    return play_match(
+        GAMES[match.game],
+        search_agent(CHAPTER, match.depth),
+        opponent_agent(match),
+        match.games,
+        match.seed,
+        ("reference", opponent_name(match)),
+    )
 
 
 def read_cases(spec: Spec) -> list[PositionCase | MatchCase]:

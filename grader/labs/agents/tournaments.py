@@ -20,47 +20,18 @@ from reference.agent_tournaments import (
     GameRecord,
     MatchResult,
     ResultTable,
-    depth_agent,
-    perfect_agent,
-    play_match,
-    random_agent,
     replay,
-    search_agent,
 )
-from reference.agents import CHAPTER, payoff
+from reference.agents import payoff
 from reference.envs import BoardEnv
 
 from ...checks import Verdict
 from ...checks.show import describe_error, show
 from ...sandbox.channel import WorkerFailure
 from ..kit import Ask, Judgement
-from .cases import AGENT, GAMES, Match
+from .cases import AGENT, GAMES, Match, opponent_agent, opponent_name
 
 STUDENT = "your agent"
-
-
-def opponent_agent(match: Match):
-    if match.opponent == "perfect":
-        return perfect_agent
-    if match.opponent == "random":
-        return random_agent
-    return depth_agent(match.depth if match.depth is not None else 3)
-
-
-def opponent_name(match: Match) -> str:
-    return {"perfect": "perfect", "random": "random"}.get(match.opponent, f"depth-{match.depth}")
-
-
-def reference_match(match: Match) -> MatchResult:
-    """The chapter's agent (the reference's pruned search) playing the match here."""
-    return play_match(
-        GAMES[match.game],
-        search_agent(CHAPTER, match.depth),
-        opponent_agent(match),
-        match.games,
-        match.seed,
-        ("reference", opponent_name(match)),
-    )
 
 
 @dataclass
