@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from .checks import Verdict
@@ -87,17 +88,13 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
         for plan in plans:
-            reply = session.run(plan.request)
+            reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
             if isinstance(reply, WorkerFailure):
                 incidents.append(Incident(plan.case, reply.kind, reply.message))
                 verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
                 judged.append((plan, Judgement(verdicts)))
             else:
-                calls = (
-                    [sanitize_call(c, lab.observed_fields) for c in reply.get("calls", [])]
-                    if isinstance(reply.get("calls"), list)
-                    else []
-                )
+                calls = reply if isinstance(reply, list) else _sanitized_calls(lab, reply)
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, _judge(plan, calls)))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
@@ -106,6 +103,19 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
         report.student_output = _student_output(session.output)
+
+
+def _ask(session: Session, lab: Lab, request: dict) -> list[dict] | WorkerFailure:
+    """One request of an interactive plan: its calls' observations, sanitised at once (the
+    plan reads them to make its next request; what it returns is judged as it is), or the
+    failure that ended the process."""
+    reply = session.run(request)
+    return reply if isinstance(reply, WorkerFailure) else _sanitized_calls(lab, reply)
+
+
+def _sanitized_calls(lab: Lab, reply: dict) -> list[dict]:
+    calls = reply.get("calls")
+    return [sanitize_call(c, lab.observed_fields) for c in calls] if isinstance(calls, list) else []
 
 
 _DROPPED = "\n[output truncated: "  # the sandbox's own note that output was dropped

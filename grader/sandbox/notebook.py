@@ -201,6 +201,7 @@ class KernelWorker:
         isolation: Isolation,
         hidden: list[Path],
         identity: StudentIdentity | None = None,
+        preload: Sequence[tuple[str, str]] = (),
     ) -> None:
         import sys
 
@@ -229,6 +230,7 @@ class KernelWorker:
             self.km.write_connection_file = write_and_hand_over  # type: ignore[method-assign]
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
+        cap_output += _preload_source(preload)
         argv = [
             sys.executable,
             "-m",
@@ -566,7 +568,15 @@ class NotebookSession(Session):
         deadline = time.monotonic() + load_limit
         self.incidents = []
         while True:
-            worker = KernelWorker(self.workdir, self.limits, self.notebook, self.isolation, self.hidden, self.identity)
+            worker = KernelWorker(
+                self.workdir,
+                self.limits,
+                self.notebook,
+                self.isolation,
+                self.hidden,
+                self.identity,
+                self.probe.extra_modules if self.probe else (),
+            )
             deadline = min(deadline + worker.start_seconds, time.monotonic() + max(0.0, self.remaining()))
             worker.run_cells(cells, deadline, self.skip)
             self.incidents.extend(worker.incidents)
@@ -614,6 +624,25 @@ class NotebookSession(Session):
         if self.worker is not None:
             self.outputs.append(_stream_text(self.notebook))
         super()._retire_worker()
+
+
+def _preload_source(modules: Sequence[tuple[str, str]]) -> str:
+    """Code for the kernel's exec_lines that creates the lab's extra modules (ProbeSetup)
+    before any cell runs, as a `.py` worker has them before the import, so that a cell
+    can import them (the agents lab's environments). The observer installs its own fresh
+    copies later, out of the cells' reach."""
+    if not modules:
+        return ""
+    return (
+        "def _abgrade_preload(modules):\n"
+        "    import sys, types\n"
+        "    for name, source in modules:\n"
+        "        module = types.ModuleType(name)\n"
+        "        module.__file__ = '<abgrade %s>' % name\n"
+        "        sys.modules[name] = module\n"
+        "        exec(compile(source, module.__file__, 'exec'), module.__dict__)\n"
+        f"_abgrade_preload({[list(m) for m in modules]!r})\ndel _abgrade_preload\n"
+    )
 
 
 def _stream_text(notebook) -> str:

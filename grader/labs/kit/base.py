@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 
 from ...checks import Verdict
 from ...observations import FieldKind
+from ...sandbox.channel import WorkerFailure
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
 
@@ -40,6 +41,9 @@ class Judgement:
 
 
 Judge = Callable[[list[dict]], Judgement]
+# An interactive plan's way to the student process: one request -> its calls' observations
+# (sanitised) or the WorkerFailure that ended it.
+Ask = Callable[[dict], "list[dict] | WorkerFailure"]
 
 
 @dataclass
@@ -52,6 +56,10 @@ class CasePlan:
     judge: Judge
     visibility: str | None = None  # overrides the check kind's visibility
     points: dict[str, float] = field(default_factory=dict)  # overrides per kind
+    # An interactive plan (a game, where each request depends on the answers before it):
+    # `play(ask)` makes its requests through `ask` and returns the observations its judge
+    # reads, or the WorkerFailure that stopped it; `request` then only names it ({"id"}).
+    play: Callable[[Ask], list[dict] | WorkerFailure] | None = None
 
 
 class LabCase(Protocol):

@@ -1,0 +1,99 @@
+"""What the agents lab says about a wrong count or value, and the classic-bug replays
+behind its diagnoses (`reference.agents.BUGS`)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from reference.agents import BUGS
+
+from ...checks.show import is_number
+from .cases import Position, agent_run, search_run
+
+BUG_HINTS = {bug.name: bug.hint for bug in BUGS}
+
+# what a search written as each bug does, for "the same count as a search that ..."
+DOES = {
+    "no_pruning": "never breaks out of its loop (no pruning at all)",
+    "bounds_never_updated": "never records an improvement in alpha or beta (a missing bound update)",
+    "strict_cutoff": "cuts off only when alpha > -beta (a strict cut-off)",
+    "no_sentinel": "starts its bounds at -1 instead of the sentinel -2",
+    "cutoff_not_negated": "cuts off when alpha >= beta (the opponent's bound not negated)",
+    "sign_not_flipped": "takes the opponent's payoff as its own (the sign not flipped)",
+    "wrong_player_bound": "raises the other player's bound when it improves",
+    "immediate_win_not_taken": "searches a move that wins at once like any other",
+}
+
+STEPS = "`step` calls (on env and all its deep copies)"
+
+
+@cache
+def search_replays(position: Position, alpha, beta) -> dict[str, tuple[int, int]]:
+    """bug -> (result, steps) of the search written as that bug."""
+    return {bug.name: _pair(search_run(position, alpha, beta, bug)) for bug in BUGS}
+
+
+@cache
+def agent_replays(position: Position) -> dict[str, tuple[frozenset[int], int]]:
+    """bug -> (the actions it may choose, steps) of the agent written as that bug."""
+    out = {}
+    for bug in BUGS:
+        decision = agent_run(position, bug)
+        out[bug.name] = (frozenset(decision.group), decision.steps)
+    return out
+
+
+def _pair(run) -> tuple[int, int]:
+    return run.result, run.steps
+
+
+def same_count(bugs: dict, steps: int) -> list[str]:
+    return [name for name, (_, count) in bugs.items() if count == steps]
+
+
+def count_hint(steps: int, expected: int, matching: list[str]) -> str:
+    """Which way a wrong count goes, and the classic bugs that make exactly that count."""
+    if steps == 0:
+        text = (
+            "Your function made no step call: it must try each move of env.validinputs on a deepcopy of env "
+            "with step(move)."
+        )
+    elif steps > expected:
+        text = "Your search tries more moves than the chapter's: it prunes less (or searches again)."
+    else:
+        text = "Your search tries fewer moves than the chapter's: it cuts off where the chapter goes on."
+    if matching:
+        text += " It makes exactly as many as a search that " + " or that ".join(DOES[m] for m in matching) + "."
+    return text
+
+
+def bugs_for(
+    position: Position,
+    alpha,
+    beta,
+    search: dict | None,
+    agent: dict | None,
+) -> frozenset[str]:
+    """The classic bugs that reproduce the observed search (returned value and steps) and
+    agent call (an action it may choose, and steps); a call that raised rules nothing out."""
+    names = {bug.name for bug in BUGS}
+    if search is not None and not search.get("error"):
+        returned = search.get("returned")
+        replays = search_replays(position, alpha, beta)
+        names &= {
+            n
+            for n, (result, steps) in replays.items()
+            if steps == search.get("steps") and is_number(returned) and returned == result
+        }
+    if agent is not None and not agent.get("error"):
+        replays_agent = agent_replays(position)
+        names &= {
+            n
+            for n, (group, steps) in replays_agent.items()
+            if steps == agent.get("steps") and _action(agent.get("returned")) in group
+        }
+    return frozenset(names)
+
+
+def _action(returned) -> int | None:
+    return returned if is_number(returned) and isinstance(returned, int) else None

@@ -1,0 +1,214 @@
+"""The agents lab's judges: pure functions from the plain observations of one request to
+verdicts per check kind, against expectations stored in the spec and the reference."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from reference.agents import BoundRequirement, action_payoffs, immediate_wins
+
+from ...checks import Verdict
+from ...checks.show import describe_error, is_number, show
+from ...checks.value import check_value
+from ..kit import Judgement
+from ..kit.messages import answer
+from .cases import Position
+from .hints import STEPS, agent_replays, bugs_for, count_hint, same_count, search_replays
+
+WORDS = {1: "a win", 0: "a tie", -1: "a loss"}
+
+
+@dataclass(frozen=True)
+class PositionPlan:
+    """What one position's calls are judged against."""
+
+    position: Position
+    alpha: Any
+    beta: Any
+    kinds: tuple[str, ...]
+    search: bool  # the first call is the search
+    agent: bool  # the last call is the agent
+    expect: dict[str, Any]
+    min_saving: float = 0.0
+    replay: bool = True  # classic-bug replays (off for the large first-move positions)
+
+
+@dataclass(frozen=True)
+class BoundsPlan:
+    position: Position
+    windows: tuple[tuple[Any, Any], ...]
+    requirements: tuple[BoundRequirement, ...]
+    replay: bool = True
+
+
+def judge_position(observed: list[dict], plan: PositionPlan) -> Judgement:
+    search = answer(observed, 0) if plan.search else None
+    agent = answer(observed, 1 if plan.search else 0) if plan.agent else None
+    position = plan.position
+    bugs = functools.cache(lambda: bugs_for(position, plan.alpha, plan.beta, search, agent) if plan.replay else None)
+    verdicts: dict[str, Verdict] = {}
+    if "value" in plan.kinds and search is not None:
+        verdicts["value"] = _value(search, plan)
+    if "nodes" in plan.kinds:
+        verdicts["nodes"] = _nodes(search, agent, plan)
+    if "choice" in plan.kinds and agent is not None:
+        verdicts["choice"] = _choice(agent, plan)
+    if "speedup" in plan.kinds and agent is not None:
+        verdicts["speedup"] = _speedup(agent, plan)
+    if any(not v.passed for v in verdicts.values()):
+        named = tuple(sorted(bugs() or ()))
+        verdicts = {k: v if v.passed else Verdict.fail(v.message, named) for k, v in verdicts.items()}
+    return Judgement(verdicts, bugs)
+
+
+def _where(plan: PositionPlan) -> str:
+    return "\n" + plan.position.drawing()
+
+
+def _raised(call_text: str, call: dict, plan: PositionPlan) -> Verdict:
+    return Verdict.fail(f"{call_text} raised {describe_error(call['error'])}{_where(plan)}")
+
+
+def _value(search: dict, plan: PositionPlan) -> Verdict:
+    text = plan.position.search_call(plan.alpha, plan.beta)
+    if search.get("error"):
+        return _raised(text, search, plan)
+    verdict = check_value(search.get("returned"), plan.expect["payoff"], text)
+    return verdict if verdict.passed else Verdict.fail(verdict.message + _where(plan))
+
+
+def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdict:
+    position = plan.position
+    checked = []
+    if search is not None:
+        checked.append((position.search_call(plan.alpha, plan.beta), search, plan.expect["steps"], "search"))
+    if agent is not None:
+        checked.append((position.agent_call(), agent, plan.expect["agent_steps"], "agent"))
+    lines = []
+    for text, call, expected, which in checked:
+        if call.get("error"):
+            return _raised(text, call, plan)
+        steps = call.get("steps")
+        if not isinstance(steps, int) or steps != expected:
+            steps = steps if isinstance(steps, int) else 0
+            matching: list[str] = []
+            if plan.replay:
+                replays = (
+                    search_replays(position, plan.alpha, plan.beta) if which == "search" else agent_replays(position)
+                )
+                matching = same_count(replays, steps)
+            note = count_hint(steps, expected, matching)
+            changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
+            return Verdict.fail(
+                f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
+                f"cut-off when alpha >= -beta) makes {expected:,}.\n{note}{changed}{_where(plan)}"
+            )
+        lines.append(f"{text}: {steps:,} step calls")
+    return Verdict.ok("; ".join(lines) + ", as the chapter's algorithm makes.")
+
+
+def _choice(agent: dict, plan: PositionPlan) -> Verdict:
+    position = plan.position
+    text = position.agent_call()
+    if agent.get("error"):
+        return _raised(text, agent, plan)
+    returned = agent.get("returned")
+    optimal = plan.expect["optimal"]
+    if is_number(returned) and not isinstance(returned, bool) and returned in optimal:
+        return Verdict.ok(f"{text} returned {show(returned)}, an optimal move (any of {optimal}).")
+    env = position.env()
+    if not (isinstance(returned, int) and not isinstance(returned, bool)) or returned not in env.validinputs:
+        return Verdict.fail(
+            f"{text} returned {show(returned)}, not a move of env.validinputs "
+            f"{env.validinputs}; an optimal move is one of {optimal}.{_where(plan)}"
+        )
+    wins = immediate_wins(env)
+    if wins:
+        return Verdict.fail(
+            f"{text} returned {returned}, but {wins[0] if len(wins) == 1 else list(wins)} wins at "
+            f"once: a move that wins at once must be taken.{_where(plan)}"
+        )
+    payoffs = action_payoffs(env, position.depth)
+    best = max(payoffs.values())
+    deep = "" if position.depth is None else f" at depth {position.depth}"
+    return Verdict.fail(
+        f"{text} returned {returned}, {WORDS.get(payoffs[returned], payoffs[returned])} for the player to move{deep}; "
+        f"{optimal} {'is' if len(optimal) == 1 else 'are'} {WORDS.get(best, best)}.{_where(plan)}"
+    )
+
+
+def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
+    text = plan.position.agent_call()
+    if agent.get("error"):
+        return _raised(text, agent, plan)
+    steps, unpruned, reference = agent.get("steps"), plan.expect["unpruned_steps"], plan.expect["agent_steps"]
+    steps = steps if isinstance(steps, int) else unpruned
+    saving, reference_saving = 1 - steps / unpruned, 1 - reference / unpruned
+    seconds = agent.get("seconds", 0.0)
+    said = (
+        f"{text} on {plan.position.drawing().splitlines()[0]} made {steps:,} step calls; the chapter's agent "
+        f"without pruning makes {unpruned:,}: {saving:.1%} fewer (needed: at least {plan.min_saving:.0%}; "
+        f"the reference's pruned agent makes {reference:,}, {reference_saving:.1%} fewer). "
+        f"It took {seconds:.3f} s (reported, not judged)."
+    )
+    if saving >= plan.min_saving:
+        return Verdict.ok(said)
+    hint = (
+        " That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
+        "improvement as the mover's bound."
+        if steps >= unpruned
+        else ""
+    )
+    return Verdict.fail(said + hint)
+
+
+def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:
+    """Every narrowed-window search against the bound specification in the chapter's
+    convention: for the player to move the window is (own bound, -opponent's bound)."""
+    failures = []
+    position = plan.position
+    for index, ((alpha, beta), requirement) in enumerate(zip(plan.windows, plan.requirements)):
+        call = answer(observed, index)
+        text = position.search_call(alpha, beta)
+        if call.get("error"):
+            failures.append(f"{text} raised {describe_error(call['error'])}")
+        elif not requirement.holds(call.get("returned")):
+            failures.append(
+                f"{text} returned {show(call.get('returned'))}; the window for "
+                f"{position.env().turn} is ({_num(requirement, alpha, beta, position)}) and the "
+                f"result must be {requirement}"
+            )
+    total = len(plan.windows)
+    bugs = functools.cache(lambda: _bounds_bugs(observed, plan) if plan.replay else None)
+    if not failures:
+        return Judgement(
+            {"bounds": Verdict.ok(f"all {total} calls with narrowed windows met the bound specification.")}, bugs
+        )
+    message = (
+        f"{len(failures)} of {total} calls with narrowed windows broke the bound specification "
+        f"(alpha is the first player's best payoff so far, beta the second's). First: {failures[0]}"
+        f"\n{position.drawing()}"
+    )
+    return Judgement({"bounds": Verdict.fail(message, tuple(sorted(bugs() or ())))}, bugs)
+
+
+def _num(requirement: BoundRequirement, alpha: Any, beta: Any, position: Position) -> str:
+    from reference.agents import window
+
+    lo, hi = window(position.env(), alpha, beta)
+    return f"{show(lo)}, {show(hi)}"
+
+
+def _bounds_bugs(observed: list[dict], plan: BoundsPlan) -> frozenset[str]:
+    """Bugs whose searches make the same step counts on every window (values are not
+    compared: an accepted variant returns other values outside the window)."""
+    consistent: frozenset[str] | None = None
+    for index, (alpha, beta) in enumerate(plan.windows):
+        call = answer(observed, index)
+        if call.get("error"):
+            continue
+        found = frozenset(same_count(search_replays(plan.position, alpha, beta), call.get("steps")))
+        consistent = found if consistent is None else consistent & found
+    return consistent or frozenset()

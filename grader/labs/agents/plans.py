@@ -1,0 +1,120 @@
+"""Requests for the agents lab's observer (positions as moves, and calls: inputs only),
+each paired with its judge; matches are interactive plans (`tournaments.MatchPlay`)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from reference.agents import bound_requirement, true_payoff, window
+
+from ..kit import CasePlan
+from .cases import AGENT, SEARCH, Match, MatchCase, Position, PositionCase
+from .judges import BoundsPlan, PositionPlan, judge_bounds, judge_position
+from .tournaments import MatchPlay, judge_match
+
+REPLAY_LIMIT = 60_000  # stored steps above which classic bugs are not replayed (the first moves)
+
+
+def position_request(case_id: str, position: Position, calls: list[dict]) -> dict:
+    return {"id": case_id, "game": position.game, "moves": list(position.moves), "calls": calls}
+
+
+def search_call(position: Position, alpha: Any, beta: Any) -> dict:
+    return {"function": SEARCH[position.game], "args": position.search_args(alpha, beta)}
+
+
+def agent_call(position: Position, seed: int) -> dict:
+    return {"function": AGENT[position.game], "args": position.agent_args(), "seed": seed}
+
+
+def position_plans(
+    name: str,
+    position: Position,
+    kinds: tuple[str, ...],
+    expect: dict,
+    *,
+    alpha: Any = -2,
+    beta: Any = -2,
+    search: bool = True,
+    agent: bool = True,
+    min_saving: float = 0.0,
+    visibility: str | None = None,
+    points: dict | None = None,
+    seed: int = 0,
+) -> list[CasePlan]:
+    plans = []
+    main = tuple(k for k in kinds if k != "bounds")
+    replay = max(expect.get("steps", 0), expect.get("agent_steps", 0), expect.get("unpruned_steps", 0)) <= REPLAY_LIMIT
+    replay = replay and "speedup" not in kinds
+    if main:
+        calls = ([search_call(position, alpha, beta)] if search else []) + (
+            [agent_call(position, seed)] if agent else []
+        )
+        plan = PositionPlan(position, alpha, beta, main, search, agent, expect, min_saving, replay)
+        plans.append(
+            CasePlan(
+                name,
+                position_request(name, position, calls),
+                main,
+                partial(judge_position, plan=plan),
+                visibility,
+                points or {},
+            )
+        )
+    if "bounds" in kinds:
+        bounds = bounds_plan(position, replay)
+        calls = [search_call(position, alpha, beta) for alpha, beta in bounds.windows]
+        plans.append(
+            CasePlan(
+                name,
+                position_request(f"{name}/bounds", position, calls),
+                ("bounds",),
+                partial(judge_bounds, plan=bounds),
+                visibility,
+                points or {},
+            )
+        )
+    return plans
+
+
+def bounds_plan(position: Position, replay: bool = True) -> BoundsPlan:
+    """Windows (lo, hi) below, touching, around and above the true payoff v, in the
+    chapter's convention, as (alpha, beta) for the player to move."""
+    env = position.env()
+    v = true_payoff(env, depth=position.depth)
+    first = env.turn == env.players[0]
+    windows, requirements = [], []
+    for lo, hi in ((v - 2, v - 1), (v - 1, v), (v - 1, v + 1), (v, v + 1), (v + 1, v + 2), (-2, 2)):
+        alpha, beta = (lo, -hi) if first else (-hi, lo)
+        assert window(env, alpha, beta) == (lo, hi)
+        windows.append((alpha, beta))
+        requirements.append(bound_requirement(v, lo, hi))
+    return BoundsPlan(position, tuple(windows), tuple(requirements), replay)
+
+
+def case_plans(case: PositionCase | MatchCase) -> list[CasePlan]:
+    header = case.header
+    if isinstance(case, MatchCase):
+        return [match_plan(header.name, case.match, ("games",), visibility=header.visibility, points=header.points)]
+    expect = {key: case.expect[key] for key in case.expect}
+    return position_plans(
+        header.name,
+        case.position,
+        header.checks,
+        expect,
+        alpha=case.alpha,
+        beta=case.beta,
+        search=case.search,
+        agent=case.agent,
+        min_saving=case.min_saving,
+        visibility=header.visibility,
+        points=header.points,
+    )
+
+
+def match_plan(
+    name: str, match: Match, kinds: tuple[str, ...], judge=judge_match, visibility=None, points=None
+) -> CasePlan:
+    play = MatchPlay(match, name)
+    return CasePlan(name, {"id": name}, kinds, partial(judge, play=play), visibility, points or {}, play=play.play)
