@@ -99,7 +99,8 @@ def search_run(position: Position, alpha: Any, beta: Any, variant=None):
     """The reference's search on the position (steps counted from 0)."""
     env = position.env()
     kwargs = {} if variant is None else {"variant": variant}
-    return run_payoff(env, *position.search_args(alpha, beta)[:2], alpha, beta, position.depth, **kwargs)
+    reward, done = position.search_args(alpha, beta)[:2]
+    return run_payoff(env, reward, done, alpha, beta, position.depth, **kwargs)
 
 
 def agent_run(position: Position, variant=None):

@@ -209,6 +209,9 @@ def _bounds_bugs(observed: list[dict], plan: BoundsPlan) -> frozenset[str]:
         call = answer(observed, index)
         if call.get("error"):
             continue
-        found = frozenset(same_count(search_replays(plan.position, alpha, beta), call.get("steps")))
+        steps = call.get("steps")
+        if not isinstance(steps, int):
+            return frozenset()  # no count to compare: no bug can be told
+        found = frozenset(same_count(search_replays(plan.position, alpha, beta), steps))
         consistent = found if consistent is None else consistent & found
     return consistent or frozenset()

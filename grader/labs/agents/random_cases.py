@@ -75,7 +75,8 @@ def random_plans(spec: Spec, seed: int) -> list[CasePlan]:
 def random_position_plan(name: str, position: Position, seed: int) -> CasePlan:
     """One request: the search (value, steps), the agent (choice, steps) and the bound
     windows, judged at once as one `random` test."""
-    search = run_payoff(position.env(), *position.search_args(-2, -2)[:2], -2, -2, position.depth)
+    reward, done = position.search_args(-2, -2)[:2]
+    search = run_payoff(position.env(), reward, done, -2, -2, position.depth)
     expect = {
         "payoff": search.result,
         "steps": search.steps,

@@ -85,7 +85,7 @@ class MatchPlay:
             forfeit = _forfeit(call, env.validinputs)
             if forfeit:
                 return GameRecord(tuple(moves), 1 if side else -1, (), (len(moves), forfeit))
-            action = int(call["returned"])
+            action = int(call["returned"])  # type: ignore[arg-type]  # _forfeit: an int in validinputs
             env._play(action)
             moves.append(action)
         return GameRecord(tuple(moves), env.reward, ())
