@@ -192,8 +192,10 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
     limits = [s[0] for s in steps]
     if limits != list(range(len(steps))):
         problems.append(f"pd_evaluate called evaluate with the limits {limits}; they must be 0, 1, 2, ... in order.")
+    wrong_values = False
     for index, (limit, value, _began, ended, _state) in enumerate(steps):
         if index < len(values) and not (is_number(value) and abs(value - values[index]) < 1e-12):
+            wrong_values = True
             problems.append(
                 f"evaluate at limit {limit} returned {show(value)}; the value at that depth is {show(values[index])}."
             )
@@ -212,6 +214,8 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
             )
             shown.add("deepening_ignores_time")
             break
+    if wrong_values:
+        shown = {"wrong_values"}  # the search is wrong, not (necessarily) the deepening
     if call.get("stopped"):
         problems.append(f"The grader stopped pd_evaluate: {stop_reason(call)}.")
         if not shown:

@@ -12,7 +12,7 @@ from ...checks.show import show
 from ..kit import CasePlan, Judgement
 from ..kit.messages import answer, roll_up
 from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
-from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, lazily, search_bugs
+from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
 from .judges import judge_bounds, judge_cache, judge_choice, judge_deepening, judge_nodes, judge_solved, judge_value
 
 TEST_STATE = "7422341735647741166133573473242566"  # gTestState: X to move wins (one of the solved positions)
@@ -164,7 +164,10 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
     def judge(observed: list[dict]) -> Judgement:
         verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text)
         steps_decided = values and values[-1] in (-1, 1)
-        if shown:
+        if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one
+            consistent = frozenset(SEARCH_BUGS)
+            shown = set()
+        elif shown:
             consistent = frozenset(shown)
         else:  # behaved correctly here: the bug that would not have is ruled out
             ruled_out = "deepening_ignores_decided" if steps_decided else "deepening_ignores_time"
