@@ -10,6 +10,7 @@ from reference.connect4_search import BUGS, SeedSearch, Variant
 from reference.games import connect4
 
 from ...checks.show import is_number
+from .cases import GAME
 
 BUG_HINTS = {name: hint for name, (_, hint) in BUGS.items()}
 DEEPENING_BUGS = ("deepening_ignores_time", "deepening_ignores_decided")
@@ -36,7 +37,7 @@ def board_of(encoded: Any) -> str:
 def replay(variant: Variant, calls: list[dict]) -> list[tuple[Any, int]]:
     """What `variant` returns and how often it calls next_states for each of the observer's
     calls (evaluate / maxValue / minValue, cold or warm), on one search."""
-    search = SeedSearch(variant=variant)
+    search = SeedSearch(game=GAME, variant=variant)
     results = []
     for call in calls:
         if not call.get("warm"):

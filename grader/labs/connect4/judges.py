@@ -10,6 +10,7 @@ from reference.games import connect4
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
+from .cases import GAME
 from .hints import COUNT_BUGS, board_of, drawn
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
@@ -49,6 +50,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     for its (State, limit), and the root's own entry is there."""
     memo: dict = {}
     checked = 0
+    seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
     for text, call, State, limit in calls:
         if failed(call):
             return raised(call, text, State)
@@ -59,11 +61,16 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
         problems = []
         keys = set()
         for entry in entries:
-            problem = entry_problem(entry, memo)
             key = entry.get("key") if isinstance(entry, dict) else None
             if isinstance(key, dict) and "state" in key:
                 keys.add((tuple(key["state"]) if isinstance(key["state"], list) else None, key.get("limit")))
-            if problem:
+            mark = repr(entry)
+            if mark in seen:
+                continue
+            problem = entry_problem(entry, memo)
+            if problem is None:
+                seen.add(mark)
+            else:
                 problems.append(problem)
         checked += len(entries)
         if problems:
@@ -100,7 +107,7 @@ def entry_problem(entry: Any, memo: dict) -> str | None:
     except ValueError:
         return "- a key holds something that is not a Connect Four board."
     limit = key["limit"]
-    true = depth_limited_value(State, limit, memo=memo)
+    true = depth_limited_value(State, limit, game=GAME, memo=memo)
     if entry_is_sound(flag, value, true):
         return None
     claim = {"=": "claims exactly", "≤": "claims at most", "≥": "claims at least"}[FLAG_SPELLINGS[flag]]
