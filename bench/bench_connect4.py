@@ -1,0 +1,107 @@
+"""Grading one `.py` submission of the connect4 lab against specs/connect4.yaml, end to end
+(`abgrade grade`, a fresh process each time), against a bare `python -c` that imports the
+same submission, gives it the game (reference/games/connect4.py) and makes the same calls
+(same positions, limits, windows, time limits, warm and cold caches, the random positions
+of the same seed) with nothing watched or judged. Rounds alternate the two, so that load on
+the machine hits both alike; min / median / max over the rounds.
+Goals: under 20 s, at most 1.3x the bare run.
+
+    python bench/bench_connect4.py [--rounds 5] [SUBMISSION]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.labs import get_lab
+from grader.spec import load_spec, spec_path
+
+PROJECT = Path(__file__).resolve().parent.parent
+SEED = 1
+
+# The bare run: argv[1] = the calls as JSON, argv[2] = the submission, argv[3] = the game.
+BARE = """
+import importlib.util, json, sys
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+requests = json.load(open(sys.argv[1]))
+student = load("submission", sys.argv[2])
+game = load("game", sys.argv[3])
+ns = student.__dict__
+for request in requests:
+    test_state = game.decode(request["test_state"])
+    for call in request["calls"]:
+        if not call.get("warm"):
+            ns["gCache"] = {}
+        ns.update(gPlayers=list(game.gPlayers), gStart=game.gStart, next_states=game.next_states,
+                  finished=game.finished, utility=game.utility, heuristic=game.heuristic, gTestState=test_state)
+        State = game.decode(call["state"])
+        name = call["function"]
+        if name == "evaluate":
+            args = (State, call["limit"], ns[call["f"]], *call.get("window", ()))
+        elif name in ("maxValue", "minValue"):
+            args = (State, call["limit"], *call.get("window", ()))
+        elif name == "pd_evaluate":
+            args = (State, call["time_limit"], ns[call["f"]])
+        else:
+            args = (State, call["time_limit"])
+        ns[name](*args)
+"""
+
+
+def run(command: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=PROJECT)
+    seconds = time.perf_counter() - start
+    if done.returncode not in (0, 1) or (done.stderr.strip() and "Traceback" in done.stderr):
+        sys.exit(f"{' '.join(command[:4])} ... failed:\n{done.stderr}")
+    return seconds, done.stdout.strip()
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):6.2f} {statistics.median(values):6.2f} {max(values):6.2f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("submission", nargs="?", default=str(PROJECT / "reference" / "solutions" / "connect4.py"))
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    plans = get_lab("connect4").plans(load_spec(spec_path("connect4")), SEED)
+    requests = [plan.request for plan in plans]
+    calls = sum(len(r["calls"]) for r in requests)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(requests, handle)
+    game = str(PROJECT / "reference" / "games" / "connect4.py")
+    bare_command = [sys.executable, "-c", BARE, handle.name, args.submission, game]
+    grade_command = [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "connect4",
+                     "--seed", str(SEED), "--quiet"]  # fmt: skip
+    run(bare_command)  # warm-up (file caches)
+    bare, graded, score = [], [], ""
+    for _ in range(args.rounds):
+        bare.append(run(bare_command)[0])
+        seconds, score = run(grade_command)
+        graded.append(seconds)
+    Path(handle.name).unlink()
+    ratios = [g / b for g, b in zip(graded, bare)]
+    print(f"connect4 lab, {len(requests)} requests, {calls} calls, {args.rounds} interleaved rounds; score {score}")
+    print(f"                   {'min':>6} {'median':>6} {'max':>6}")
+    print(f"  bare python -c   {spread(bare)}")
+    print(f"  abgrade grade    {spread(graded)}   (goal: < 20 s)")
+    print(
+        f"  ratio            {min(ratios):6.2f} {statistics.median(ratios):6.2f} {max(ratios):6.2f} x   (goal: <= 1.3x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

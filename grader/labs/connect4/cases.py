@@ -1,0 +1,200 @@
+"""The connect4 lab's spec cases, validated as they are read; each recomputes its own
+expectations with `reference.connect4_search` (`abgrade specs verify`).
+
+A case names a position by its move string (Pons' format: columns 1-7, 'X' first), and
+its checks say which calls it makes:
+
+- `value`, `bounds`, `cache`, `nodes` (with `limit`): `evaluate(State, limit, f)` on a cold
+  cache; `nodes` adds the warm sequence evaluate(State, 0..limit) on one cache; `bounds`
+  calls maxValue/minValue with windows below, around and above the value;
+- `deepening` (with `time_limit`): `pd_evaluate(State, time_limit, f)`;
+- `choice` (with `time_limit`; 'X' to move): `best_move(State, time_limit)`;
+- `solved` (with `time_limit` and `positions`, move strings; default: the shipped
+  positions): `pd_evaluate` on each.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from reference.connect4_search import (
+    ACCEPTED,
+    SeedSearch,
+    deepening_values,
+    depth_limited_value,
+    game_result,
+    load_solved_positions,
+    optimal_successors,
+)
+from reference.games import connect4
+
+from ...checks.show import is_number
+from ...spec import Spec
+from ...spec.yaml_lines import LineDict
+from ..kit.fields import expected_keys, read_header, require
+from ..kit.messages import mismatch
+
+CASE_KINDS = ("value", "bounds", "cache", "nodes", "deepening", "choice", "solved")
+SEARCH_KINDS = ("value", "bounds", "cache", "nodes")
+FIELDS = {"moves", "limit", "time_limit", "positions", "max_limit"}
+EXPECT = {
+    "value": ("value",),
+    "bounds": ("value",),
+    "cache": (),
+    "nodes": ("cold", "warm"),
+    "deepening": ("values",),
+    "choice": ("limit", "moves_optimal"),
+    "solved": ("results",),
+}
+DEFAULT_MAX_LIMIT = 12  # deepening: the grader stops a search past this limit
+
+
+class CachedGame:
+    """Connect Four with its pure functions memoised: the grader replays and checks many
+    searches over the same states (heuristic dominates otherwise). Same answers as
+    `reference.games.connect4`; `next_states` hands out a fresh list each time."""
+
+    gPlayers = connect4.gPlayers
+    gStart = connect4.gStart
+    EMPTY = connect4.EMPTY
+    to_move = staticmethod(connect4.to_move)
+
+    def __init__(self) -> None:
+        self.heuristic = functools.lru_cache(maxsize=1 << 18)(connect4.heuristic)
+        self.finished = functools.lru_cache(maxsize=1 << 18)(connect4.finished)
+        self.utility = functools.lru_cache(maxsize=1 << 18)(connect4.utility)
+        self._next = functools.lru_cache(maxsize=1 << 16)(
+            lambda State, player: tuple(connect4.next_states(State, player))
+        )
+
+    def next_states(self, State: tuple, player: str) -> list:
+        return list(self._next(State, player))
+
+
+GAME = CachedGame()
+
+
+def state_of(moves: str) -> tuple:
+    return connect4.from_moves(moves)
+
+
+def maximizing(State: tuple) -> bool:
+    return connect4.to_move(State) == connect4.gPlayers[0]
+
+
+def f_name(State: tuple) -> str:
+    return "maxValue" if maximizing(State) else "minValue"
+
+
+def accepted_counts(State: tuple, limit: int, warm: bool) -> list[int]:
+    """The distinct `next_states` counts of every accepted variant: `evaluate(State,
+    limit, f)` on a cold cache, or (warm) after evaluate(State, 0..limit-1) on one cache."""
+    return sorted(set(variant_counts(State, limit, warm, ACCEPTED).values()))
+
+
+def variant_counts(State: tuple, limit: int, warm: bool, variants: dict) -> dict[str, int]:
+    counts = {}
+    for name, variant in variants.items():
+        search = SeedSearch(game=GAME, variant=variant)
+        f = search.maxValue if maximizing(State) else search.minValue
+        if warm:
+            for below in range(limit):
+                search.evaluate(State, below, f)
+        before = search.next_states_calls
+        search.evaluate(State, limit, f)
+        counts[name] = search.next_states_calls - before
+    return counts
+
+
+def choice_limit(State: tuple, time_limit: float, max_limit: int) -> int:
+    """Where pd_evaluate stops on a position that is decided within `max_limit`."""
+    steps = deepening_values(State, max_limit)
+    return steps[-1][0]
+
+
+class Connect4Case:
+    """A fixed case of the connect4 spec (module docstring)."""
+
+    def __init__(self, spec: Spec, index: int, raw: LineDict, names: set[str]) -> None:
+        self.header = read_header(spec, index, raw, CASE_KINDS, FIELDS, names)
+        where, expect = self.header.where, self.header.expect
+        self.where, self.expect, self.name = where, expect, self.header.name
+        checks = set(self.header.checks)
+        self.positions: list[str] = []
+        self.moves = ""
+        if "solved" in checks:
+            if checks != {"solved"}:
+                raise spec.error(raw, "checks", f"{where}.checks", "a solved case checks only solved")
+            listed = raw.get("positions", [p["moves"] for p in load_solved_positions()])
+            if not isinstance(listed, list) or not listed or not all(isinstance(m, str) for m in listed):
+                raise spec.error(raw, "positions", f"{where}.positions", "must be a list of move strings")
+            self.positions = list(listed)
+            for number, moves in enumerate(self.positions):
+                self._read_state(spec, listed, number, f"{where}.positions[{number}]", moves)
+        else:
+            self.moves = require(spec, raw, "moves", f"{where}.moves", str, "a move string (columns 1-7, X first)")
+            self.state = self._read_state(spec, raw, "moves", f"{where}.moves", self.moves)
+        self.limit = 0
+        if checks & set(SEARCH_KINDS):
+            self.limit = require(spec, raw, "limit", f"{where}.limit", int, "the search depth (a whole number)")
+            if not 0 <= self.limit <= 12:
+                raise spec.error(raw, "limit", f"{where}.limit", "must be between 0 and 12")
+        self.time_limit = 0.0
+        if checks & {"deepening", "choice", "solved"}:
+            self.time_limit = require(spec, raw, "time_limit", f"{where}.time_limit", (int, float), "seconds")
+            if not 0 <= self.time_limit <= 10:
+                raise spec.error(raw, "time_limit", f"{where}.time_limit", "must be between 0 and 10 seconds")
+        self.max_limit = raw.get("max_limit", DEFAULT_MAX_LIMIT)
+        if type(self.max_limit) is not int or not 1 <= self.max_limit <= 30:
+            raise spec.error(raw, "max_limit", f"{where}.max_limit", "must be a whole number 1-30")
+        if "choice" in checks and not self.positions and not maximizing(self.state):
+            raise spec.error(raw, "moves", f"{where}.moves", "best_move is for 'X' to move: give an even move string")
+        needed = expected_keys(spec, self.header, EXPECT)
+        for key in sorted(needed):
+            require(spec, expect, key, f"{where}.expect.{key}", (int, float, list), "the stored expectation")
+
+    @staticmethod
+    def _read_state(spec: Spec, node: Any, key: Any, where: str, moves: str) -> tuple:
+        try:
+            State = state_of(moves)
+        except ValueError as exc:
+            raise spec.error(node, key, where, str(exc)) from None
+        if connect4.finished(State):
+            raise spec.error(node, key, where, "the game is already over in this position")
+        return State
+
+    def computed(self) -> dict[str, Any]:
+        """Every stored expectation, computed by the reference."""
+        actual: dict[str, Any] = {}
+        keys = set(self.expect)
+        if "value" in keys:
+            actual["value"] = depth_limited_value(self.state, self.limit)
+        if "cold" in keys:
+            actual["cold"] = accepted_counts(self.state, self.limit, warm=False)
+        if "warm" in keys:
+            actual["warm"] = accepted_counts(self.state, self.limit, warm=True)
+        if "values" in keys:
+            actual["values"] = [v for _, v in deepening_values(self.state, self.max_limit)]
+        if "limit" in keys or "moves_optimal" in keys:
+            limit = choice_limit(self.state, self.time_limit, self.max_limit)
+            actual["limit"] = limit
+            actual["moves_optimal"] = [connect4.encode(s) for s in optimal_successors(self.state, limit)]
+        if "results" in keys:
+            actual["results"] = [game_result(state_of(m)) for m in self.positions]
+        return actual
+
+    def verify(self, path: str) -> list[str]:
+        problems = []
+        for key, value in self.computed().items():
+            stored = self.expect[key]
+            same = stored == value or (is_number(stored) and is_number(value) and abs(stored - value) < 1e-12)
+            if not same:
+                line = self.expect.lines.get(key, self.expect.line)
+                problems.append(mismatch(path, line, f"{self.where}.expect.{key}", stored, value))
+        return problems
+
+
+def read_cases(spec: Spec) -> list[Connect4Case]:
+    names: set[str] = set()
+    return [Connect4Case(spec, index, raw, names) for index, raw in enumerate(spec.cases)]

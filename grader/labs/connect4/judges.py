@@ -1,0 +1,321 @@
+"""The connect4 lab's judges: pure functions from the observer's plain data to verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_is_sound, optimal_successors
+from reference.games import connect4
+
+from ...checks import Verdict
+from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
+from ...checks.show import describe_error, is_number, show
+from .cases import GAME
+from .hints import COUNT_BUGS, board_of, drawn
+
+TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
+SHOWN = 3
+
+
+def raised(call: dict, text: str, State: tuple) -> Verdict:
+    if call.get("stopped"):
+        return Verdict.fail(f"{text} was stopped by the grader ({stop_reason(call)}).\nThe position:{drawn(State)}")
+    return Verdict.fail(f"{text} raised {describe_error(call['error'])}\nThe position:{drawn(State)}")
+
+
+def stop_reason(call: dict) -> str:
+    if call.get("stopped") == "limit":
+        return "it went on deepening far past where it should have stopped"
+    return "it was still searching long after its time limit"
+
+
+def failed(call: dict) -> bool:
+    return bool(call.get("error") or call.get("stopped"))
+
+
+def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tuple[str, ...] = ()) -> Verdict:
+    if failed(call):
+        return raised(call, text, State)
+    returned = call.get("returned")
+    if is_number(returned) and abs(returned - expected) < 1e-12:
+        return Verdict.ok(f"{text} returned {show(expected)}, as expected.")
+    return Verdict.fail(
+        f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\nThe position:{drawn(State)}",
+        bugs,
+    )
+
+
+def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...] = ()) -> Verdict:
+    """Every entry of gCache after each call (text, observation, root state, limit) holds
+    for its (State, limit), and the root's own entry is there."""
+    memo: dict = {}
+    checked = 0
+    seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
+    for text, call, State, limit in calls:
+        if failed(call):
+            return raised(call, text, State)
+        report = call.get("cache") if isinstance(call.get("cache"), dict) else {}
+        entries = report.get("entries") if isinstance(report.get("entries"), list) else []
+        if report.get("size") is None:
+            return Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs)
+        problems = []
+        keys = set()
+        for entry in entries:
+            key = entry.get("key") if isinstance(entry, dict) else None
+            if isinstance(key, dict) and "state" in key:
+                keys.add((tuple(key["state"]) if isinstance(key["state"], list) else None, key.get("limit")))
+            mark = repr(entry)
+            if mark in seen:
+                continue
+            problem = entry_problem(entry, memo)
+            if problem is None:
+                seen.add(mark)
+            else:
+                problems.append(problem)
+        checked += len(entries)
+        if problems:
+            more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
+            head = f"After {text}, {len(problems)} of the {len(entries)} entries of gCache do not hold:"
+            return Verdict.fail("\n".join([head, *problems[:SHOWN]]) + more, bugs)
+        if (tuple(connect4.encode(State)), limit) not in keys:
+            return Verdict.fail(
+                f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
+                f"found with store_cache(State, limit, alpha, beta, value).\nThe position:{drawn(State)}",
+                bugs,
+            )
+    return Verdict.ok(f"every one of the {checked} cache entries holds for its (State, limit).")
+
+
+def entry_problem(entry: Any, memo: dict) -> str | None:
+    if not isinstance(entry, dict):
+        return "a malformed entry"
+    key, flag, value = entry.get("key"), entry.get("flag"), entry.get("value")
+    if not isinstance(key, dict) or "state" not in key:
+        shown = key.get("unencodable") if isinstance(key, dict) else key
+        return f"- the key {show(shown)} is not a pair (State, limit)."
+    if key.get("limit") is None:
+        return (
+            f"- an entry is keyed by the state alone, without the limit: a value found at one depth "
+            f"would be used for another. The key must be (State, limit). The state:{board_of(key['state'])}"
+        )
+    if flag not in FLAG_SPELLINGS:
+        return f"- the entry for limit {key['limit']} has the flag {show(flag)}; flags are '=', '≤' and '≥'."
+    if not is_number(value):
+        return f"- the entry for limit {key['limit']} holds {show(value)}, not a number."
+    try:
+        State = connect4.decode(key["state"])
+    except ValueError:
+        return "- a key holds something that is not a Connect Four board."
+    limit = key["limit"]
+    true = depth_limited_value(State, limit, game=GAME, memo=memo)
+    if entry_is_sound(flag, value, true):
+        return None
+    claim = {"=": "claims exactly", "≤": "claims at most", "≥": "claims at least"}[FLAG_SPELLINGS[flag]]
+    return (
+        f"- gCache[(State, {limit})] = ({flag!r}, {show(value)}) {claim} {show(value)}, but the state's value "
+        f"searched to {limit} is {show(true)}. The state ({connect4.to_move(State)} to move):{drawn(State)}"
+    )
+
+
+def judge_nodes(
+    cold: dict, warm: dict, expected_cold: list, expected_warm: list, text: str, State: tuple, limit: int, counts: Any
+) -> Verdict:
+    """`counts()` -> the counts of the COUNT_BUGS searches, cold and warm (only on failure)."""
+    for call in (cold, warm):
+        if failed(call):
+            return raised(call, text, State)
+    seen_cold, seen_warm = cold.get("expansions"), warm.get("expansions")
+    if seen_cold in expected_cold and seen_warm in expected_warm:
+        return Verdict.ok(
+            f"{text} called next_states {seen_cold:,} times on an empty cache and {seen_warm:,} times on a warm one, "
+            f"as an accepted search does."
+        )
+    lines = [
+        f"{text} called next_states {seen_cold:,} times on an empty cache; the accepted searches call it "
+        f"{' or '.join(f'{c:,}' for c in expected_cold)} times.",
+        f"After evaluate at limits 0 to {limit} on one cache (warm), it called next_states "
+        f"{seen_warm:,} times; the accepted searches {' or '.join(f'{c:,}' for c in expected_warm)}.",
+    ]
+    bug_counts = counts()
+    which = [name for name, (c, w) in bug_counts.items() if c == seen_cold and w == seen_warm]
+    bugs = tuple(sorted(which))
+    if which:
+        lines.append("These are exactly the counts of " + " and of ".join(COUNT_BUGS[n] for n in which) + ".")
+    elif seen_cold > max(expected_cold):
+        lines.append(
+            "Your search calls next_states more often: search the successors best first by their cached value "
+            "one level down (maxValue: highest first, minValue: lowest first), and let evaluate use gCache."
+        )
+    else:
+        lines.append(
+            "Your search calls next_states less often than the course's: does it cut off only when value >= beta "
+            "(maxValue) or value <= alpha (minValue), and search every successor otherwise?"
+        )
+    return Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs)
+
+
+def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tuple[str, ...] = ()) -> Verdict:
+    failures = []
+    for probe, call in probes:
+        if failed(call):
+            failures.append(
+                f"{probe.call} {'was stopped' if call.get('stopped') else 'raised'} "
+                f"{describe_error(call['error']) if call.get('error') else ''}".rstrip()
+            )
+        elif not meets_bound(call.get("returned"), probe):
+            failures.append(f"{probe.call} returned {show(call.get('returned'))}, but {bound_requirement(probe)}.")
+    if not failures:
+        return Verdict.ok(f"all {len(probes)} calls with narrowed windows met the bound specification.")
+    head = f"{len(failures)} of {len(probes)} calls with narrowed windows broke the bound specification:"
+    return Verdict.fail("\n".join([head, *failures[:SHOWN]]) + f"\nThe position:{drawn(State)}", bugs)
+
+
+def rounds(call: dict, State: tuple) -> list[list]:
+    """The top-level evaluate calls on the position itself: [limit, value, began, ended]."""
+    root = connect4.encode(State)
+    top = call.get("top") if isinstance(call.get("top"), list) else []
+    return [t for t in top if isinstance(t, list) and len(t) == 5 and t[4] == root]
+
+
+def decided(value: Any) -> bool:
+    return is_number(value) and value in (-1, 1)
+
+
+def pair(returned: Any) -> tuple[Any, Any] | None:
+    if isinstance(returned, dict) and returned.get("type") in ("tuple", "list"):
+        items = returned.get("items")
+        if isinstance(items, list) and len(items) == 2:
+            return items[0], items[1]
+    return None
+
+
+def deepening_findings(call: dict, State: tuple, values: list, time_limit: float) -> tuple[list[str], set[str]]:
+    """What is wrong with one pd_evaluate call, and which deepening bugs it shows."""
+    steps = rounds(call, State)
+    problems: list[str] = []
+    shown: set[str] = set()
+    if not steps:
+        return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown
+    limits = [s[0] for s in steps]
+    if limits != list(range(len(steps))):
+        problems.append(f"pd_evaluate called evaluate with the limits {limits}; they must be 0, 1, 2, ... in order.")
+    wrong_values = False
+    for index, (limit, value, _began, ended, _state) in enumerate(steps):
+        if index < len(values) and not (is_number(value) and abs(value - values[index]) < 1e-12):
+            wrong_values = True
+            problems.append(
+                f"evaluate at limit {limit} returned {show(value)}; the value at that depth is {show(values[index])}."
+            )
+        last = index == len(steps) - 1
+        if not last and decided(value):
+            problems.append(
+                f"evaluate at limit {limit} returned {show(value)}: the value is decided, yet "
+                f"pd_evaluate went on with limit {steps[index + 1][0]}."
+            )
+            shown.add("deepening_ignores_decided")
+            break
+        if not last and is_number(ended) and ended > time_limit + TOLERANCE:
+            problems.append(
+                f"the search at limit {limit} ended {ended:.3f} s after the start, past the time limit of "
+                f"{time_limit} s, yet pd_evaluate went on with limit {steps[index + 1][0]}."
+            )
+            shown.add("deepening_ignores_time")
+            break
+    if wrong_values:
+        shown = {"wrong_values"}  # the search is wrong, not (necessarily) the deepening
+    if call.get("stopped"):
+        problems.append(f"The grader stopped pd_evaluate: {stop_reason(call)}.")
+        if not shown:
+            shown.add("deepening_ignores_decided" if decided(steps[-1][1]) else "deepening_ignores_time")
+        return problems, shown
+    if call.get("error"):
+        return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown
+    limit, value, _began, ended, _state = steps[-1]
+    if not decided(value) and is_number(ended) and ended < time_limit - TOLERANCE and not problems:
+        problems.append(
+            f"pd_evaluate stopped after limit {limit} ({ended:.3f} s), before the time limit of "
+            f"{time_limit} s, with the undecided value {show(value)}."
+        )
+    got = pair(call.get("returned"))
+    if got is None or not (same_number(got[0], value) and got[1] == limit):
+        problems.append(
+            f"pd_evaluate returned {show(call.get('returned'))}; it must return the pair "
+            f"({show(value)}, {limit}) of its last search."
+        )
+    return problems, shown
+
+
+def same_number(a: Any, b: Any) -> bool:
+    return is_number(a) and is_number(b) and abs(a - b) < 1e-12
+
+
+def judge_deepening(call: dict, State: tuple, values: list, time_limit: float, text: str) -> tuple[Verdict, set[str]]:
+    problems, shown = deepening_findings(call, State, values, time_limit)
+    steps = rounds(call, State)
+    if not problems:
+        last = steps[-1]
+        why = "the value is decided" if decided(last[1]) else f"the time limit of {time_limit} s had passed"
+        return Verdict.ok(f"{text} searched to limits 0 to {last[0]} and stopped because {why}."), shown
+    return Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}"), shown
+
+
+def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list, text: str) -> Verdict:
+    if failed(call):
+        return raised(call, text, State)
+    steps = rounds(call, State)
+    if not steps or not isinstance(steps[-1][0], int):
+        return Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}")
+    limit = steps[-1][0]
+    if limit == stored_limit:
+        optimal = stored_moves
+    else:
+        optimal = [connect4.encode(s) for s in optimal_successors(State, limit)]
+    value = depth_limited_value(State, limit)
+    move = call.get("move")
+    if not isinstance(move, dict):
+        return Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+    successors = [connect4.encode(s) for s in connect4.next_states(State, connect4.gPlayers[0])]
+    problems = []
+    if move.get("state") not in successors:
+        problems.append("Its second item is not a state that X reaches with one move.")
+    elif move["state"] not in optimal:
+        problems.append(
+            f"At the depth reached ({limit}), that move is not optimal. Your move leads to:"
+            f"{board_of(move['state'])}\nAn optimal move leads to:{board_of(optimal[0])}"
+        )
+    if not same_number(move.get("value"), value):
+        problems.append(
+            f"Its value is {show(move.get('value'))}; the position's value at limit {limit} is {show(value)}."
+        )
+    if problems:
+        return Verdict.fail(
+            f"{text} returned {show(call.get('returned'))}.\n" + "\n".join(problems) + f"\nThe position:{drawn(State)}"
+        )
+    return Verdict.ok(
+        f"{text} returned an optimal move at limit {limit} ({len(optimal)} of {len(successors)} moves are optimal)."
+    )
+
+
+RESULTS = {1: "X wins", 0: "a draw", -1: "O wins"}
+
+
+def judge_solved(observed: list[dict], states: list[tuple], results: list, time_limit: float) -> Verdict:
+    wrong = []
+    for index, (State, result) in enumerate(zip(states, results)):
+        call = observed[index] if index < len(observed) else {"error": {"type": "NoAnswer", "message": ""}}
+        f = "maxValue" if connect4.to_move(State) == connect4.gPlayers[0] else "minValue"
+        text = f"pd_evaluate(State, {time_limit}, {f})"
+        if failed(call):
+            wrong.append(raised(call, text, State).message)
+            continue
+        got = pair(call.get("returned"))
+        if got is None or not same_number(got[0], result):
+            wrong.append(
+                f"{text} returned {show(call.get('returned'))}; with perfect play the result is "
+                f"{RESULTS[result]} ({result}).\nThe position ({connect4.to_move(State)} to move):"
+                f"{drawn(State)}"
+            )
+    if not wrong:
+        return Verdict.ok(f"all {len(states)} end-game positions solved: the game-theoretic result every time.")
+    head = f"{len(wrong)} of {len(states)} end-game positions were not solved:"
+    return Verdict.fail("\n".join([head, *wrong[:SHOWN]]))

@@ -1,0 +1,284 @@
+"""Requests for the connect4 observer (inputs only), each paired with its judge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference.connect4_search import depth_limited_value
+from reference.games import connect4
+
+from ...checks.bounds import BoundProbe
+from ...checks.show import show
+from ..kit import CasePlan, Judgement
+from ..kit.messages import answer, roll_up
+from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
+from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
+from .judges import judge_bounds, judge_cache, judge_choice, judge_deepening, judge_nodes, judge_solved, judge_value
+
+TEST_STATE = "7422341735647741166133573473242566"  # gTestState: X to move wins (one of the solved positions)
+GUARD_SECONDS = 2.0  # pd_evaluate may run this long past its time limit before the grader stops it
+
+
+def request(case_id: str, calls: list[dict]) -> dict:
+    return {"id": case_id, "test_state": connect4.encode(state_of(TEST_STATE)), "calls": calls}
+
+
+def evaluate_call(State: tuple, limit: int, warm: bool = False, cache: bool = True) -> dict:
+    return {
+        "function": "evaluate",
+        "state": connect4.encode(State),
+        "limit": limit,
+        "f": f_name(State),
+        "warm": warm,
+        "cache": cache,
+    }
+
+
+def text_of(State: tuple, limit: int, moves: str) -> str:
+    return f"evaluate(State, {limit}, {f_name(State)}) after the moves {moves or '(none)'}"
+
+
+def warm_calls(State: tuple, limit: int) -> list[dict]:
+    return [evaluate_call(State, below, warm=below > 0, cache=below == limit) for below in range(limit + 1)]
+
+
+def count_bug_counts(State: tuple, limit: int) -> dict[str, tuple[int, int]]:
+    variants = {name: BUGS[name][0] for name in COUNT_BUGS}
+    cold = variant_counts(State, limit, False, variants)
+    warm = variant_counts(State, limit, True, variants)
+    return {name: (cold[name], warm[name]) for name in variants}
+
+
+def search_plan(
+    name: str,
+    moves: str,
+    State: tuple,
+    limit: int,
+    kinds: tuple[str, ...],
+    expect: dict,
+    visibility: str | None = None,
+    points: dict | None = None,
+) -> CasePlan:
+    """value, cache and nodes from one request: evaluate on an empty cache, then (nodes,
+    cache) evaluate at limits 0 to `limit` on one cache."""
+    calls = [evaluate_call(State, limit)]
+    if "nodes" in kinds or "cache" in kinds:
+        calls += warm_calls(State, limit)
+    text = text_of(State, limit, moves)
+
+    def judge(observed: list[dict]) -> Judgement:
+        bugs = lazily(lambda: search_bugs(calls[: len(observed)], observed))
+        cold = answer(observed)
+        verdicts = {}
+        if "value" in kinds:
+            verdicts["value"] = judge_value(cold, expect["value"], text, State, lazy_tuple(bugs, cold, expect))
+        if "cache" in kinds:
+            warm_text = f"evaluate at limits 0 to {limit} on one cache"
+            checked = [(text, cold, State, limit), (warm_text, answer(observed, len(calls) - 1), State, limit)]
+            verdict = judge_cache(checked)
+            verdicts["cache"] = (
+                verdict if verdict.passed else type(verdict).fail(verdict.message, tuple(sorted(bugs())))
+            )
+        if "nodes" in kinds:
+            verdicts["nodes"] = judge_nodes(
+                cold,
+                answer(observed, len(calls) - 1),
+                expect["cold"],
+                expect["warm"],
+                text,
+                State,
+                limit,
+                lambda: count_bug_counts(State, limit),
+            )
+            if not verdicts["nodes"].passed:
+                named = tuple(sorted(set(verdicts["nodes"].diagnoses) | bugs()))
+                verdicts["nodes"] = type(verdicts["nodes"]).fail(verdicts["nodes"].message, named)
+        return Judgement(verdicts, bugs)
+
+    return CasePlan(name, request(f"{name}/search", calls), kinds, judge, visibility, points or {})
+
+
+def lazy_tuple(bugs: Any, call: dict, expect: dict) -> tuple[str, ...]:
+    """The bug names for a wrong value (worked out only when it is wrong)."""
+    returned = call.get("returned")
+    if isinstance(returned, (int, float)) and abs(returned - expect["value"]) < 1e-12:
+        return ()
+    return tuple(sorted(bugs()))
+
+
+def bound_windows(v: float) -> list[tuple[float, float]]:
+    """Windows alpha < beta inside [-1, 1] below, around, touching and above `v`."""
+    windows = [(-1.0, 1.0)]
+    if -1 < v < 1:
+        windows.append(((v - 1) / 2, (v + 1) / 2))
+    if v < 1:
+        windows += [((v + 1) / 2, 1.0), (v, 1.0)]
+    if v > -1:
+        windows += [(-1.0, (v - 1) / 2), (-1.0, v)]
+    return windows
+
+
+def bounds_plan(case: Connect4Case) -> CasePlan:
+    State, limit, v = case.state, case.limit, case.expect["value"]
+    function = "maxValue" if maximizing(State) else "minValue"
+    calls, probes = [], []
+    for alpha, beta in bound_windows(v):
+        calls.append(
+            {
+                "function": function,
+                "state": connect4.encode(State),
+                "limit": limit,
+                "window": [alpha, beta],
+                "cache": False,
+            }
+        )
+        probes.append(BoundProbe(f"{function}(State, {limit}, {show(alpha)}, {show(beta)})", alpha, beta, v))
+
+    def judge(observed: list[dict]) -> Judgement:
+        bugs = lazily(lambda: search_bugs(calls[: len(observed)], observed))
+        paired = [(probe, answer(observed, i)) for i, probe in enumerate(probes)]
+        verdict = judge_bounds(paired, State)
+        if not verdict.passed:
+            verdict = type(verdict).fail(verdict.message, tuple(sorted(bugs())))
+        return Judgement({"bounds": verdict}, bugs)
+
+    header = case.header
+    return CasePlan(
+        header.name, request(f"{header.name}/bounds", calls), ("bounds",), judge, header.visibility, header.points
+    )
+
+
+def deepening_plan(case: Connect4Case) -> CasePlan:
+    State, header = case.state, case.header
+    values = list(case.expect["values"])
+    call = {
+        "function": "pd_evaluate",
+        "state": connect4.encode(State),
+        "time_limit": case.time_limit,
+        "f": f_name(State),
+        "cache": False,
+        "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+    }
+    text = f"pd_evaluate(State, {case.time_limit}, {f_name(State)}) after the moves {case.moves}"
+
+    def judge(observed: list[dict]) -> Judgement:
+        verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text)
+        steps_decided = values and values[-1] in (-1, 1)
+        if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one
+            consistent = frozenset(SEARCH_BUGS)
+            shown = set()
+        elif shown:
+            consistent = frozenset(shown)
+        else:  # behaved correctly here: the bug that would not have is ruled out
+            ruled_out = "deepening_ignores_decided" if steps_decided else "deepening_ignores_time"
+            consistent = frozenset(BUGS) - {ruled_out}
+        if not verdict.passed:
+            verdict = type(verdict).fail(verdict.message, tuple(sorted(shown)))
+        return Judgement({"deepening": verdict}, consistent)
+
+    return CasePlan(
+        header.name,
+        request(f"{header.name}/deepening", [call]),
+        ("deepening",),
+        judge,
+        header.visibility,
+        header.points,
+    )
+
+
+def choice_plan(case: Connect4Case) -> CasePlan:
+    State, header = case.state, case.header
+    call = {
+        "function": "best_move",
+        "state": connect4.encode(State),
+        "time_limit": case.time_limit,
+        "cache": False,
+        "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+    }
+    text = f"best_move(State, {case.time_limit}) after the moves {case.moves}"
+
+    def judge(observed: list[dict]) -> Judgement:
+        verdict = judge_choice(answer(observed), State, case.expect["limit"], list(case.expect["moves_optimal"]), text)
+        return Judgement({"choice": verdict})
+
+    return CasePlan(
+        header.name, request(f"{header.name}/best_move", [call]), ("choice",), judge, header.visibility, header.points
+    )
+
+
+def solved_plan(case: Connect4Case) -> CasePlan:
+    header = case.header
+    states = [state_of(m) for m in case.positions]
+    calls = [
+        {
+            "function": "pd_evaluate",
+            "state": connect4.encode(S),
+            "time_limit": case.time_limit,
+            "f": f_name(S),
+            "cache": False,
+            "guard": {"seconds": case.time_limit + GUARD_SECONDS},
+        }
+        for S in states
+    ]
+
+    def judge(observed: list[dict]) -> Judgement:
+        return Judgement({"solved": judge_solved(observed, states, list(case.expect["results"]), case.time_limit)})
+
+    return CasePlan(
+        header.name, request(f"{header.name}/solved", calls), ("solved",), judge, header.visibility, header.points
+    )
+
+
+def case_plans(case: Connect4Case) -> list[CasePlan]:
+    header, checks = case.header, case.header.checks
+    plans = []
+    search = tuple(k for k in checks if k in ("value", "cache", "nodes"))
+    if search:
+        plans.append(
+            search_plan(
+                header.name,
+                case.moves,
+                case.state,
+                case.limit,
+                search,
+                dict(case.expect),
+                header.visibility,
+                header.points,
+            )
+        )
+    if "bounds" in checks:
+        plans.append(bounds_plan(case))
+    if "deepening" in checks:
+        plans.append(deepening_plan(case))
+    if "choice" in checks:
+        plans.append(choice_plan(case))
+    if "solved" in checks:
+        plans.append(solved_plan(case))
+    return plans
+
+
+def random_plan(number: int, moves: str, limit: int) -> CasePlan:
+    """A hidden position: value, cache and counts (any accepted search's) at once."""
+    name = f"random {number}"
+    State = state_of(moves)
+    expect = {
+        "value": depth_limited_value(State, limit),
+        "cold": accepted_counts(State, limit, warm=False),
+        "warm": accepted_counts(State, limit, warm=True),
+    }
+    inner = search_plan(name, moves, State, limit, ("value", "cache", "nodes"), expect)
+
+    def judge(observed: list[dict]) -> Judgement:
+        judgement = inner.judge(observed)
+        verdict = roll_up(
+            judgement.verdicts,
+            f"value, cache and next_states calls all right at limit {limit} after the moves {moves}.",
+            tag_kinds=True,
+            suffix=f"\nThe moves: {moves}",
+        )
+        return Judgement({"random": verdict}, judgement.consistent_bugs)
+
+    return CasePlan(name, inner.request, ("random",), judge)
+
+
+__all__ = ["DEEPENING_BUGS", "case_plans", "random_plan"]

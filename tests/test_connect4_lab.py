@@ -1,0 +1,195 @@
+"""The connect4 lab graded end to end: fixture submissions (accepted variants and classic
+bugs, as `.py` and as notebooks) through real worker processes, the spec and its
+verification, the observer's guard, and the random cases."""
+
+from pathlib import Path
+
+import pytest
+
+from grader.exercises import exercise_notebook_path, exercise_notebook_text, exercise_path, exercise_text
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.labs.connect4.judges import judge_cache
+from grader.labs.connect4.random_cases import random_positions
+from grader.paths import SOLUTIONS_DIR
+from grader.spec import load_spec, spec_path
+from reference.games import connect4
+from tests.notebook_builder import notebook_from_py
+
+FIXTURES = Path(__file__).parent / "fixtures" / "connect4"
+SEED = 7
+KINDS = {"load", "value", "bounds", "cache", "nodes", "deepening", "choice", "solved", "random", "limits"}
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return get_lab("connect4")
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return load_spec(spec_path("connect4"))
+
+
+_REPORTS: dict = {}
+
+
+def graded(path, lab, spec):
+    """Each submission is graded once per test session (a real worker process each time)."""
+    if str(path) not in _REPORTS:
+        _REPORTS[str(path)] = grade_submission(path, lab, spec, seed=SEED)
+    return _REPORTS[str(path)]
+
+
+def failing_kinds(report):
+    return {kind for kind, (got, most) in report.subtotals().items() if got < most}
+
+
+def explain(report):
+    return "\n".join(f"{t.name}: {t.output}" for t in report.tests if not t.passed) or "(no failed test)"
+
+
+def diagnoses(report):
+    return {d for t in report.tests for d in t.diagnoses}
+
+
+CORRECT = ["correct_seed", "correct_sorted", "correct_fail_hard", "correct_ascii_flags"]
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_accepted_variants_get_full_marks(name, lab, spec):
+    report = graded(FIXTURES / f"{name}.py", lab, spec)
+    assert report.score == report.max_score > 0, explain(report)
+    assert set(report.subtotals()) == KINDS
+
+
+def test_the_reference_solution_gets_full_marks(lab, spec):
+    report = graded(SOLUTIONS_DIR / "connect4.py", lab, spec)
+    assert report.score == report.max_score, explain(report)
+
+
+# fixture -> (the kinds it fails, the classic bug named as its likely cause or None)
+BUGS = {
+    "bug_flags_swapped": ({"value", "bounds", "cache", "nodes", "random"}, "flags_swapped"),
+    "bug_always_exact": ({"value", "bounds", "cache", "nodes", "random"}, "always_exact"),
+    "bug_key_without_limit": ({"cache", "nodes", "deepening", "choice", "solved", "random"}, "key_without_limit"),
+    "bug_no_ordering": ({"nodes", "random"}, "no_ordering"),
+    "bug_reversed_ordering": ({"nodes", "random"}, "reversed_ordering"),
+    "bug_no_cache": ({"cache", "nodes", "random"}, "no_cache"),
+    "bug_deepening_ignores_time": ({"deepening", "solved"}, "deepening_ignores_time"),
+    "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
+    "bug_heuristic_on_finished": ({"cache", "nodes", "deepening", "random"}, "heuristic_on_finished"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BUGS))
+def test_classic_bugs_fail_exactly_the_kinds_they_touch(name, lab, spec):
+    report = graded(FIXTURES / f"{name}.py", lab, spec)
+    kinds, bug = BUGS[name]
+    assert set(report.subtotals()) == KINDS
+    assert failing_kinds(report) == kinds, explain(report)
+    assert 0 < report.score < report.max_score
+    if bug:
+        assert bug in diagnoses(report), explain(report)
+        assert any(f"Likely cause: {lab.bug_hints[bug]}" in t.output for t in report.tests)
+
+
+def test_at_least_five_classic_bugs_are_named(lab, spec):
+    named = [bug for _, bug in BUGS.values() if bug]
+    assert len(named) >= 5 and set(named) <= set(lab.bug_hints)
+
+
+@pytest.mark.slow
+def test_the_nodes_check_says_which_count_it_saw(lab, spec):
+    report = graded(FIXTURES / "bug_no_ordering.py", lab, spec)
+    text = next(t.output for t in report.tests if t.name == "centre-5: nodes")
+    assert "called next_states 622 times on an empty cache" in text
+    assert "605 or 606 or 653 or 698" in text
+    assert "exactly the counts of a search without move ordering" in text
+    text = next(t.output for t in graded(FIXTURES / "bug_no_cache.py", lab, spec).tests if t.name == "centre-5: nodes")
+    assert "a search without the cache" in text
+
+
+@pytest.mark.slow
+def test_a_cache_keyed_without_the_limit_draws_the_state(lab, spec):
+    report = graded(FIXTURES / "bug_key_without_limit.py", lab, spec)
+    text = next(t.output for t in report.tests if t.kind == "cache" and not t.passed)
+    assert "keyed by the state alone, without the limit" in text
+    assert "1234567" in text  # the board
+
+
+@pytest.mark.slow
+def test_swapped_flags_show_the_false_claim_on_a_board(lab, spec):
+    report = graded(FIXTURES / "bug_flags_swapped.py", lab, spec)
+    text = next(t.output for t in report.tests if t.kind == "cache" and not t.passed)
+    assert "entries of gCache do not hold" in text and "but the state's value searched to" in text
+    assert "1234567" in text
+
+
+@pytest.mark.slow
+def test_deepening_past_the_time_limit_is_stopped_and_said(lab, spec):
+    report = graded(FIXTURES / "bug_deepening_ignores_time.py", lab, spec)
+    text = next(t.output for t in report.tests if t.name == "deepening-timed: deepening")
+    assert "past the time limit of 0.1 s, yet pd_evaluate went on" in text
+    assert not any(t.kind == "limits" and not t.passed for t in report.tests)  # the guard, not the case limit
+
+
+@pytest.mark.slow
+def test_deepening_past_a_decided_value_is_said(lab, spec):
+    report = graded(FIXTURES / "bug_deepening_ignores_decided.py", lab, spec)
+    text = next(t.output for t in report.tests if t.name == "deepening-decided: deepening")
+    assert "the value is decided, yet pd_evaluate went on with limit 7" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["correct_seed", "bug_no_ordering", "bug_deepening_ignores_time"])
+def test_notebooks_grade_as_their_py(name, lab, spec, tmp_path):
+    py = graded(FIXTURES / f"{name}.py", lab, spec)
+    notebook = graded(notebook_from_py(FIXTURES / f"{name}.py", tmp_path / f"{name}.ipynb"), lab, spec)
+    assert failing_kinds(notebook) == failing_kinds(py), explain(notebook)
+    assert notebook.score == py.score
+    assert diagnoses(notebook) == diagnoses(py)
+
+
+def test_the_skeleton_loads_and_fails_with_not_implemented(lab, spec):
+    report = graded(exercise_path("connect4"), lab, spec)
+    assert "load" not in failing_kinds(report)
+    assert failing_kinds(report) == KINDS - {"load", "limits"}
+    assert "NotImplementedError" in explain(report)
+
+
+def test_the_checked_in_exercises_are_generated_from_the_solution():
+    assert exercise_path("connect4").read_text() == exercise_text("connect4")
+    assert exercise_notebook_path("connect4").read_text() == exercise_notebook_text("connect4")
+
+
+def test_the_stored_expectations_are_the_references(lab, spec):
+    assert lab.verify(spec) == []
+
+
+def test_expected_answers_never_reach_the_student_process(lab, spec):
+    for plan in lab.plans(spec, SEED):
+        text = repr(plan.request)
+        assert "expect" not in text and "results" not in text and "cold" not in text
+
+
+def test_random_positions_come_from_the_seed(spec):
+    first, again, other = random_positions(spec, 3), random_positions(spec, 3), random_positions(spec, 4)
+    assert first == again != other
+    for moves, limit in first:
+        assert not connect4.finished(connect4.from_moves(moves))
+        assert 6 <= len(moves) <= 20 and 2 <= limit <= 4
+
+
+def test_a_cache_judge_accepts_ascii_flags_and_rejects_a_false_exact_value():
+    State = connect4.from_moves("44")
+    key = {"state": connect4.encode(State), "limit": 1}
+    from reference.connect4_search import depth_limited_value
+
+    true = depth_limited_value(State, 1)
+    ok = {"cache": {"entries": [{"key": key, "flag": "<=", "value": true + 0.5}], "size": 1}}
+    assert judge_cache([("evaluate", ok, State, 1)]).passed
+    wrong = {"cache": {"entries": [{"key": key, "flag": "=", "value": true + 0.5}], "size": 1}}
+    verdict = judge_cache([("evaluate", wrong, State, 1)])
+    assert not verdict.passed and "claims exactly" in verdict.message
