@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_is_sound, optimal_successors
 from reference.games import connect4
@@ -37,7 +37,7 @@ def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tupl
     if failed(call):
         return raised(call, text, State)
     returned = call.get("returned")
-    if is_number(returned) and abs(returned - expected) < 1e-12:
+    if is_number(returned) and abs(cast(float, returned) - expected) < 1e-12:
         return Verdict.ok(f"{text} returned {show(expected)}, as expected.")
     return Verdict.fail(
         f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\nThe position:{drawn(State)}",
@@ -54,8 +54,10 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     for text, call, State, limit in calls:
         if failed(call):
             return raised(call, text, State)
-        report = call.get("cache") if isinstance(call.get("cache"), dict) else {}
-        entries = report.get("entries") if isinstance(report.get("entries"), list) else []
+        raw_report, raw_entries = call.get("cache"), None
+        report: dict = raw_report if isinstance(raw_report, dict) else {}
+        raw_entries = report.get("entries")
+        entries: list = raw_entries if isinstance(raw_entries, list) else []
         if report.get("size") is None:
             return Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs)
         problems = []
@@ -108,7 +110,7 @@ def entry_problem(entry: Any, memo: dict) -> str | None:
         return "- a key holds something that is not a Connect Four board."
     limit = key["limit"]
     true = depth_limited_value(State, limit, game=GAME, memo=memo)
-    if entry_is_sound(flag, value, true):
+    if entry_is_sound(flag, cast(float, value), true):  # a number: checked above
         return None
     claim = {"=": "claims exactly", "≤": "claims at most", "≥": "claims at least"}[FLAG_SPELLINGS[flag]]
     return (
@@ -173,7 +175,8 @@ def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tupl
 def rounds(call: dict, State: tuple) -> list[list]:
     """The top-level evaluate calls on the position itself: [limit, value, began, ended]."""
     root = connect4.encode(State)
-    top = call.get("top") if isinstance(call.get("top"), list) else []
+    raw = call.get("top")
+    top: list = raw if isinstance(raw, list) else []
     return [t for t in top if isinstance(t, list) and len(t) == 5 and t[4] == root]
 
 

@@ -117,7 +117,7 @@ class Watch:
             entry[3] = _perf() - watch.start
             return value
 
-        evaluate._abgrade_wrapper = student
+        setattr(evaluate, "_abgrade_wrapper", student)  # noqa: B010 - a mark the next wrap looks for
         return evaluate
 
 
