@@ -59,6 +59,7 @@ except ImportError:  # working on your own machine: abgrade's copy of the same e
 # own bound, and when a move beats it, raise your bound (`alpha` if you are
 # X, `beta` if you are O). After each move, stop if `alpha >= -beta`.
 
+
 # %%
 def maximized_payoff_ttt(env, reward, done, alpha, beta):
     if done:
@@ -78,6 +79,7 @@ def maximized_payoff_ttt(env, reward, done, alpha, beta):
 # played at once. Otherwise rate every move with `maximized_payoff_ttt`
 # (fresh bounds -2, -2 for each) and choose at random among the wins, else
 # among the ties, else among the losses.
+
 
 # %%
 def minimax_ttt(env):
@@ -103,6 +105,7 @@ def minimax_ttt(env):
 # returns 0 (counted as a tie), and each move is searched with `depth - 1`.
 # `minimax_conn(env, depth=3)` rates each move with
 # `max_payoff_conn(env_copy, reward, done, depth, -2, -2)`.
+
 
 # %%
 def max_payoff_conn(env, reward, done, depth, alpha, beta):
