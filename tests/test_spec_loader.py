@@ -125,3 +125,23 @@ def test_any_unknown_top_field_is_reported_where_it_is(tmp_path_factory, key, wh
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     assert str(caught.value).startswith(f"{path}:{where + 1}: {key}: ")
+
+
+def test_every_spec_node_knows_its_place_so_errors_name_the_field_by_themselves(tmp_path):
+    """Spec nodes carry their own field path (issue 15): a validator passes the node and
+    the key, not a hand-written `cases[3].expect...` string."""
+    from grader.labs.kit.fields import need
+    from grader.spec.yaml_lines import field_path
+
+    spec = load_spec(spec_path("tree"))
+    case = spec.cases[2]
+    assert case.path == "cases[2]" and case["expect"].path == "cases[2].expect"
+    assert (
+        field_path(spec.raw["cases"], 2) == "cases[2]"
+        and field_path(case["expect"], "value") == "cases[2].expect.value"
+    )
+    with pytest.raises(SpecError) as error:
+        need(spec, case["expect"], "missing_field", int, "a number")
+    assert f"{spec.path}:" in str(error.value) and "cases[2].expect.missing_field: missing: a number" in str(
+        error.value
+    )

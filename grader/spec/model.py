@@ -71,5 +71,12 @@ class Spec:
 
         return SpecError(self.path, line_of(container, key), field_name, problem)
 
+    def error_at(self, container: Any, key: Any, problem: str) -> SpecError:
+        """A SpecError at `key` inside `container`, the field named from the node's own place
+        in the file (no `where` strings to pass around)."""
+        from .yaml_lines import field_path
+
+        return self.error(container, key, field_path(container, key), problem)
+
     def policy(self, kind: str) -> CheckPolicy | None:
         return self.checks.get(kind)

@@ -1,7 +1,9 @@
 """YAML loading that remembers where every mapping key and list item came from.
 
 Mappings load as `LineDict` and lists as `LineList`; both carry `.line` (1-based line of
-the node) and `.lines` (line of each key or item), so validators can point at the line.
+the node), `.lines` (line of each key or item) and `.path` (where the node sits in the
+file, e.g. `cases[3].expect`), so validators can point at the line and name the field
+without spelling its path out themselves (`field_path`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class LineDict(dict):
     line: int = 0
     lines: dict[Any, int]
+    path: str = ""
 
 
 class LineList(list):
     line: int = 0
     lines: list[int]
+    path: str = ""
 
 
 class _LineLoader(_Base):  # type: ignore[misc, valid-type]
@@ -78,8 +82,36 @@ def read_yaml_file(
 
 
 def load_yaml_with_lines(text: str) -> Any:
-    """Parse YAML text; raises yaml.YAMLError (with a mark) on syntax errors."""
-    return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    """Parse YAML text; raises yaml.YAMLError (with a mark) on syntax errors. Every node
+    gets its `.path`."""
+    data = yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    _set_paths(data, "")
+    return data
+
+
+def _set_paths(node: Any, path: str) -> None:
+    """Give every mapping and list below `node` its place in the file (iteratively: a
+    spec may nest deeply)."""
+    stack = [(node, path)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, LineDict):
+            node.path = path
+            stack.extend((value, field_path(node, key)) for key, value in node.items())
+        elif isinstance(node, LineList):
+            node.path = path
+            stack.extend((value, field_path(node, index)) for index, value in enumerate(node))
+
+
+def field_path(container: Any, key: Any = None) -> str:
+    """The name of `key` inside `container` as a spec error names it: `cases[3].expect.value`
+    (a key of a mapping, an index of a list), from the container's own `.path`."""
+    base = getattr(container, "path", "")
+    if key is None:
+        return base
+    if isinstance(container, list):
+        return f"{base}[{key}]"
+    return f"{base}.{key}" if base else str(key)
 
 
 def line_of(container: Any, key: Any = None) -> int | None:
