@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from rounds import run, spread  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
@@ -64,19 +63,6 @@ for match in work["matches"]:
 """
 
 
-def run(command: list[str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=PROJECT)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1) or (done.stderr.strip() and "Traceback" in done.stderr):
-        sys.exit(f"{' '.join(command[:4])} ... failed:\n{done.stderr}")
-    return seconds, done.stdout.strip()
-
-
-def figures(values: list[float]) -> str:
-    return f"{min(values):7.2f} {statistics.median(values):7.2f} {max(values):7.2f}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("submission", nargs="?", default=str(PROJECT / "reference" / "solutions" / "agents.py"))
@@ -116,9 +102,9 @@ def main() -> None:
         f"({games} games), {args.runs} interleaved rounds; score {score}"
     )
     print(f"                        {'min':>7} {'median':>7} {'max':>7}")
-    print(f"  bare python -c (s)    {figures(bare)}")
-    print(f"  abgrade grade (s)     {figures(graded)}   (goal: < 30 s)")
-    print(f"  ratio per round       {figures(ratios)}   (goal: <= 1.3x)")
+    print(f"  bare python -c (s)    {spread(bare)}")
+    print(f"  abgrade grade (s)     {spread(graded)}   (goal: < 30 s)")
+    print(f"  ratio per round       {spread(ratios)}   (goal: <= 1.3x)")
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from rounds import run, spread  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
@@ -57,19 +57,6 @@ for request in requests:
             args = (State, call["time_limit"])
         ns[name](*args)
 """
-
-
-def run(command: list[str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(command, check=False, capture_output=True, text=True, cwd=PROJECT)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1) or (done.stderr.strip() and "Traceback" in done.stderr):
-        sys.exit(f"{' '.join(command[:4])} ... failed:\n{done.stderr}")
-    return seconds, done.stdout.strip()
-
-
-def spread(values: list[float]) -> str:
-    return f"{min(values):6.2f} {statistics.median(values):6.2f} {max(values):6.2f} s"
 
 
 def main() -> None:
