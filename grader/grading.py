@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -87,22 +88,42 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
-        for plan in plans:
-            reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
-            if isinstance(reply, WorkerFailure):
-                incidents.append(Incident(plan.case, reply.kind, reply.message))
-                verdicts = {k: Verdict.fail(f"not judged: {reply.message}.") for k in plan.kinds}
-                judged.append((plan, Judgement(verdicts)))
-            else:
-                calls = reply if isinstance(reply, list) else _sanitized_calls(lab, reply)
-                incidents.extend(_call_incidents(plan, calls))
-                judged.append((plan, _judge(plan, calls)))
+        # Judging runs on one thread beside the cases: while the student's process works on
+        # the next request (another process, another core), the grader judges the last one.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="abgrade-judge") as judges:
+            pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
+            for plan in plans:
+                reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
+                if isinstance(reply, WorkerFailure):
+                    pending.append((plan, reply))
+                else:
+                    pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
+            for plan, outcome in pending:
+                if isinstance(outcome, WorkerFailure):
+                    incidents.append(Incident(plan.case, outcome.kind, outcome.message))
+                    verdicts = {k: Verdict.fail(f"not judged: {outcome.message}.") for k in plan.kinds}
+                    judged.append((plan, Judgement(verdicts)))
+                else:
+                    calls, judgement = outcome.result()
+                    incidents.extend(_call_incidents(plan, calls))
+                    judged.append((plan, judgement))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
         for plan, judgement in judged:
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
         report.student_output = _student_output(session.output)
+
+
+def _sanitize_and_judge(lab: Lab, plan: CasePlan, reply: dict | list[dict]) -> tuple[list[dict], Judgement]:
+    """The observations made safe (an interactive plan's are already) and judged; nothing
+    here may raise into the grading (a judge's own failure is caught by `_judge`)."""
+    try:
+        calls = reply if isinstance(reply, list) else _sanitized_calls(lab, reply)
+    except Exception as exc:  # noqa: BLE001 - a reply too mangled to read fails its own tests
+        message = f"not judged: the observation could not be read ({type(exc).__name__})."
+        return [], Judgement({k: Verdict.fail(message) for k in plan.kinds})
+    return calls, _judge(plan, calls)
 
 
 def _ask(session: Session, lab: Lab, request: dict) -> list[dict] | WorkerFailure:
