@@ -11,6 +11,7 @@ import sys
 from .commands import register_all
 from .commands.common import EXIT_MACHINE, EXIT_OK, EXIT_USAGE, MACHINE_ERRORS, UsageError
 from .spec import SpecError
+from .text import clean_line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(
             f"abgrade: this machine could not start the student's process (not the submission's fault; "
-            f"try again, or see README, Security): {' '.join(str(exc).split())[:500]}",
+            f"try again, or see README, Security): {clean_line(' '.join(str(exc).split()), 500)}",
             file=sys.stderr,
         )
         return EXIT_MACHINE

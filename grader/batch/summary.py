@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..text import LINE_CHARS, clean_line
 from .gradebook import StoredGrade
 
 BIN_LABELS = tuple(f"{10 * i}-{10 * i + 9}%" for i in range(10)) + ("100%",)
@@ -84,13 +85,13 @@ def summary_text(summary: ClassSummary, hints: Mapping[str, str]) -> str:
             lines.append(f"  {name:<40}{count:>8}  {_short(hints.get(name, ''))}")
     if summary.errors:
         lines += ["", "  not graded (a machine problem, not the student's; run the same command again):"]
-        lines += [f"    {student}: {why}" for student, why in summary.errors]
+        lines += [f"    {clean_line(student)}: {clean_line(why, LINE_CHARS)}" for student, why in summary.errors]
     if summary.failed:
         lines += [
             "",
             "  not graded (the grader failed on these files; kept until the file changes, --regrade tries again):",
         ]
-        lines += [f"    {student}: {why}" for student, why in summary.failed]
+        lines += [f"    {clean_line(student)}: {clean_line(why, LINE_CHARS)}" for student, why in summary.failed]
     return "\n".join(lines)
 
 
