@@ -311,6 +311,10 @@ def test_each_layer_holds_on_its_own(tmp_path, monkeypatch, level):
     if isolation_module.filter_program_available():
         assert status["Seccomp:"] == "2"
     assert _lines(report, "WROTE") == [], report.student_output
+    namespaces = {line.split()[1]: line.split()[2] for line in _lines(report, "NAMESPACE")}
+    for kind in ("ipc", "uts", "net", "pid", "mnt"):  # the README's table: own IPC, network, PID, ...
+        own = os.readlink(f"/proc/self/ns/{kind}")
+        assert (namespaces[kind] != own) == (level == "namespaces"), (kind, namespaces)
     if level == "namespaces":
         sizes = {line.split()[1]: int(line.split()[2]) for line in _lines(report, "SIZE")}
         assert sizes == {"/tmp": isolation_module.PRIVATE_TMP_MB, "/dev/shm": isolation_module.PRIVATE_TMP_MB}
