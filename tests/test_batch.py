@@ -928,13 +928,13 @@ def test_batch_killed_alone_leaves_no_grader_or_student_process(small_class, tmp
     deadline = time.monotonic() + 30
     while len(descendants(batch.pid)) < 5 and time.monotonic() < deadline:  # fork server, 2 graders, students
         time.sleep(0.05)
-    family = descendants(batch.pid)
+    family = {pid: started(pid) for pid in descendants(batch.pid)}
     os.kill(batch.pid, signal.SIGKILL)  # only the batch itself: the rest must follow
     batch.communicate(timeout=30)
     deadline = time.monotonic() + 15
-    while [p for p in family if alive(p)] and time.monotonic() < deadline:
+    while [p for p, t in family.items() if alive(p, t)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert [p for p in family if alive(p)] == []
+    assert [p for p, t in family.items() if alive(p, t)] == []
 
 
 def descendants(pid: int) -> list[int]:
@@ -953,12 +953,23 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def alive(pid: int) -> bool:
+def started(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot): with it, a pid that the kernel
+    has since given to another process (pids wrap at 32768 here) is not taken for it."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def alive(pid: int, start: str | None = None) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return False
-    return state not in ("Z", "X")
+    if start is not None and fields[19] != start:
+        return False  # the same number, another process
+    return fields[0] not in ("Z", "X")
 
 
 @dataclass
