@@ -861,22 +861,16 @@ def test_sigkill_in_the_middle_then_resume_grades_only_the_missing(tree_class, u
 @pytest.mark.slow
 def test_ctrl_c_leaves_a_consistent_gradebook(tree_class, uninterrupted, tmp_path):
     reference, _ = uninterrupted
-    out = tmp_path / "out"
-    batch = abgrade_batch(
-        tree_class.folder,
-        out,
-        "--jobs",
-        2,
-        "--seed",
-        SEED,
-        "--id-pattern",
-        ID_PATTERN,
-        spec=tree_class.spec,
-        popen=True,
-    )
-    wait_for_rows(out, 4, batch)
-    os.killpg(batch.pid, signal.SIGINT)  # what a terminal sends the whole foreground group
-    _, stderr = batch.communicate(timeout=60)
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}"
+        args = ("--jobs", 1, "--seed", SEED, "--id-pattern", ID_PATTERN)
+        batch = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec, popen=True)
+        wait_for_rows(out, 4, batch)
+        if batch.poll() is None:  # a starved test process may find the batch already done: try again
+            os.killpg(batch.pid, signal.SIGINT)  # what a terminal sends the whole foreground group
+        _, stderr = batch.communicate(timeout=60)
+        if "interrupted after" in stderr or batch.returncode != 0:
+            break
     assert batch.returncode == 130, stderr
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert rows(out, "SELECT status FROM runs") == [("interrupted",)]

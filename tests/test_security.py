@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
 from grader.sandbox.cgroup import StudentCgroups
-from grader.sandbox.identity import grader_is_root
+from grader.sandbox.identity import StudentIdentity, grader_is_root, hand_over
 from grader.spec import load_spec
 
 from .notebook_builder import notebook_from_py
@@ -193,6 +195,47 @@ def test_a_student_who_kills_its_ancestors_takes_down_no_grader(tmp_path, level)
     for name in honest:
         assert scores[name] == _alone(classroom / f"{name}.py"), scores
     assert set(scores) == {"alice", "bob", "mallory"}
+
+
+def _as_student(uid: int, gid: int, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *argv], capture_output=True, text=True
+    )
+
+
+@needs_root
+@pytest.mark.skipif(
+    not Path("/usr/bin/setpriv").exists() or not shutil.which("setfacl"), reason="needs setpriv, setfacl"
+)
+def test_parallel_gradings_at_the_process_level_never_close_each_others_way():
+    """A batch keeps every grading's work folder in a closed (0700) job folder inside a closed
+    run folder. Opening the way for one grading must not close it for another (it once did,
+    and a correct submission failed to load with PermissionError about one time in two), nor
+    open it to the other's uid."""
+    from grader.sandbox import acl
+
+    gid, first, second = 61000, 61990, 61991  # outside the pool: no lease is disturbed
+    run = Path(tempfile.mkdtemp(prefix="abgrade-acl-test-"))  # under /tmp, which every user may traverse
+    try:
+        works = {}
+        for uid in (first, second):
+            job = run / f"j-{uid}"
+            job.mkdir(mode=0o700)
+            work = job / "work"
+            work.mkdir()
+            (work / "lab.py").write_text("x = 1\n")
+            identity = StudentIdentity(uid, gid)
+            hand_over(work, identity)
+            works[uid] = work
+        for uid, work in works.items():  # the order of a batch: each grading opens its own way
+            acl.open_way(isolation_module.INTERPRETER_PATHS, [str(work)], gid, uid)
+        for uid, work in works.items():
+            read = _as_student(uid, gid, sys.executable, "-c", f"print(open({str(work / 'lab.py')!r}).read())")
+            assert read.returncode == 0 and "x = 1" in read.stdout, read.stderr
+        peek = _as_student(second, gid, "ls", str(works[first].parent))
+        assert peek.returncode != 0, peek.stdout
+    finally:
+        shutil.rmtree(run)
 
 
 ATTACK_CELL = r"""

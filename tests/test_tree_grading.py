@@ -553,3 +553,16 @@ def test_random_trees_have_leaves_far_beyond_any_fake_infinity(tree_lab, tree_sp
     leaves = [v for tree in _random_trees(tree_spec, 5) for v in tree.to_mapping()[1].values()]
     assert any(abs(v) > 1_000_000 for v in leaves) and any(v != int(v) for v in leaves)
     assert all(v == 0 or abs(v) >= 125000.5 for v in leaves)
+
+
+def test_a_file_error_at_import_names_the_file_but_not_the_graders_folder(grade, tmp_path):
+    """A student who reads a data file that isn't there learns which one; the work folder's
+    path (the grader's temporary folder) stays out of the message."""
+    path = tmp_path / "reads_missing_file.py"
+    path.write_text(
+        'rows = open("tree_data.csv").read()\n\n\ndef alphabeta(node, alpha, beta, max_player):\n    return 0\n'
+    )
+    load = named(grade(path), "load")
+    assert not load.passed
+    assert "FileNotFoundError" in load.output and "No such file or directory: tree_data.csv" in load.output
+    assert "abgrade-" not in load.output, load.output

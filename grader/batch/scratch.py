@@ -28,6 +28,7 @@ def make_run_folder() -> Path:
     """This run's temporary folder, with its owner recorded."""
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
     (folder / OWNER).write_text(f"{os.getpid()} {process_start(os.getpid())}\n")
+    os.chmod(folder / OWNER, 0o600)  # a student given the way through this folder reads nothing here
     return folder
 
 

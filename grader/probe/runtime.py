@@ -156,6 +156,15 @@ def error_record(exc, tb=None):
         "memory": _isinstance(exc, MemoryError),
         "exit": _isinstance(exc, SystemExit),
     }
+    try:
+        if _isinstance(exc, OSError) and type(exc.filename) is str:
+            # which file could not be read or written says why; the folder it was in is the grader's
+            number = exc.errno if type(exc.errno) is int else "?"
+            why = exc.strerror[:200] if type(exc.strerror) is str else "error"
+            said = "[Errno %s] %s: %s" % (number, why, os.path.basename(exc.filename))
+            record["message"] = safe_repr(said, 500)
+    except BaseException:  # noqa: BLE001 - a student's own OSError subclass may raise anything
+        pass
     if _isinstance(exc, SyntaxError):
         record["line"] = exc.lineno
         record["text"] = (exc.text or "").rstrip()[:200]

@@ -90,7 +90,7 @@ class Isolation:
             acl.close_to_group(cover, identity.gid)
             # the interpreter, and its own work folders wherever they are (a batch keeps them in a
             # 0700 scratch folder): traverse only, on the closed folders on the way
-            acl.open_way_to_group([*INTERPRETER_PATHS, *keep], identity.gid)
+            acl.open_way(INTERPRETER_PATHS, keep, identity.gid, identity.uid)
         return {
             "namespace": self.level == "namespaces",
             "hidden": cover,
