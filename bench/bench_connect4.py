@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -64,6 +65,9 @@ def main() -> None:
     parser.add_argument("submission", nargs="?", default=str(PROJECT / "reference" / "solutions" / "connect4.py"))
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    # both runs as an installed package runs: with its byte code cached (pip writes it on
+    # install; with this variable set, every run of either would compile its modules again)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     plans = get_lab("connect4").plans(load_spec(spec_path("connect4")), SEED)
     requests = [plan.request for plan in plans]
     calls = sum(len(r["calls"]) for r in requests)

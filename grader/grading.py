@@ -75,6 +75,28 @@ def _file_problem(path: Path) -> str | None:
 
 
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
+    # Judging runs on one thread beside the cases: while the student's process works on the
+    # next request (another process, another core), the grader judges the last one. Work a
+    # plan's judge will need (`prepare`) starts there at once, while the submission loads.
+    judges = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abgrade-judge")
+    try:
+        for plan in plans:
+            if plan.prepare is not None:
+                judges.submit(plan.prepare)
+        _run_cases(report, path, lab, spec, plans, session, judges)
+    finally:
+        judges.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_cases(
+    report: GradeReport,
+    path: Path,
+    lab: Lab,
+    spec: Spec,
+    plans: list[CasePlan],
+    session: Session,
+    judges: ThreadPoolExecutor,
+) -> None:
     with session.configure(lab.probe, spec.limits):
         report.notes.append(session.isolation_note)
         load = sanitize_load(session.load())  # the boundary: student-side text is made safe here
@@ -88,25 +110,22 @@ def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[Case
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
-        # Judging runs on one thread beside the cases: while the student's process works on
-        # the next request (another process, another core), the grader judges the last one.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="abgrade-judge") as judges:
-            pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
-            for plan in plans:
-                reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
-                if isinstance(reply, WorkerFailure):
-                    pending.append((plan, reply))
-                else:
-                    pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
-            for plan, outcome in pending:
-                if isinstance(outcome, WorkerFailure):
-                    incidents.append(Incident(plan.case, outcome.kind, outcome.message))
-                    verdicts = {k: Verdict.fail(f"not judged: {outcome.message}.") for k in plan.kinds}
-                    judged.append((plan, Judgement(verdicts)))
-                else:
-                    calls, judgement = outcome.result()
-                    incidents.extend(_call_incidents(plan, calls))
-                    judged.append((plan, judgement))
+        pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
+        for plan in plans:
+            reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
+            if isinstance(reply, WorkerFailure):
+                pending.append((plan, reply))
+            else:
+                pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
+        for plan, outcome in pending:
+            if isinstance(outcome, WorkerFailure):
+                incidents.append(Incident(plan.case, outcome.kind, outcome.message))
+                verdicts = {k: Verdict.fail(f"not judged: {outcome.message}.") for k in plan.kinds}
+                judged.append((plan, Judgement(verdicts)))
+            else:
+                calls, judgement = outcome.result()
+                incidents.extend(_call_incidents(plan, calls))
+                judged.append((plan, judgement))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
         for plan, judgement in judged:
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))

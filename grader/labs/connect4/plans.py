@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from reference.connect4_search import depth_limited_value
@@ -55,7 +56,7 @@ def search_plan(
     State: tuple,
     limit: int,
     kinds: tuple[str, ...],
-    expect: dict,
+    expect: Mapping[str, Any],
     visibility: str | None = None,
     points: dict | None = None,
 ) -> CasePlan:
@@ -98,7 +99,7 @@ def search_plan(
     return CasePlan(name, request(f"{name}/search", calls), kinds, judge, visibility, points or {})
 
 
-def lazy_tuple(bugs: Any, call: dict, expect: dict) -> tuple[str, ...]:
+def lazy_tuple(bugs: Any, call: dict, expect: Mapping[str, Any]) -> tuple[str, ...]:
     """The bug names for a wrong value (worked out only when it is wrong)."""
     returned = call.get("returned")
     if isinstance(returned, (int, float)) and abs(returned - expect["value"]) < 1e-12:
@@ -257,15 +258,37 @@ def case_plans(case: Connect4Case) -> list[CasePlan]:
     return plans
 
 
+class LaterExpectations(Mapping[str, Any]):
+    """Expectations worked out on first use: a random case's reference searches then run on
+    the judging thread while the student's process runs the next case, not before the first."""
+
+    def __init__(self, how: dict[str, Callable[[], Any]]) -> None:
+        self._how = how
+        self._known: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._known:
+            self._known[key] = self._how[key]()
+        return self._known[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._how)
+
+    def __len__(self) -> int:
+        return len(self._how)
+
+
 def random_plan(number: int, moves: str, limit: int) -> CasePlan:
     """A hidden position: value, cache and counts (any accepted search's) at once."""
     name = f"random {number}"
     State = state_of(moves)
-    expect = {
-        "value": depth_limited_value(State, limit),
-        "cold": accepted_counts(State, limit, warm=False),
-        "warm": accepted_counts(State, limit, warm=True),
-    }
+    expect = LaterExpectations(
+        {
+            "value": lambda: depth_limited_value(State, limit),
+            "cold": lambda: accepted_counts(State, limit, warm=False),
+            "warm": lambda: accepted_counts(State, limit, warm=True),
+        }
+    )
     inner = search_plan(name, moves, State, limit, ("value", "cache", "nodes"), expect)
 
     def judge(observed: list[dict]) -> Judgement:
@@ -278,7 +301,7 @@ def random_plan(number: int, moves: str, limit: int) -> CasePlan:
         )
         return Judgement({"random": verdict}, judgement.consistent_bugs)
 
-    return CasePlan(name, inner.request, ("random",), judge)
+    return CasePlan(name, inner.request, ("random",), judge, prepare=lambda: dict(expect))
 
 
 __all__ = ["DEEPENING_BUGS", "case_plans", "random_plan"]

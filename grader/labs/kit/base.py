@@ -60,6 +60,9 @@ class CasePlan:
     # `play(ask)` makes its requests through `ask` and returns the observations its judge
     # reads, or the WorkerFailure that stopped it; `request` then only names it ({"id"}).
     play: Callable[[Ask], list[dict] | WorkerFailure] | None = None
+    # Work the judge will need that doesn't depend on the answers (a random case's reference
+    # search): run on the judging thread from the start, while the student's process loads.
+    prepare: Callable[[], object] | None = None
 
 
 class LabCase(Protocol):
