@@ -179,12 +179,13 @@ def parse_policy(raw: Mapping[str, object]) -> LatePolicy:
             raise PolicyError(str(key), f"unknown field; expected {', '.join(POLICY_FIELDS)}")
     if raw.get("due") is None:
         raise PolicyError("due", "missing: the due date, e.g. 2026-03-01T23:59:00+01:00")
+    due = parse_time(raw["due"])  # first: a bad date is the mistake to report
     if raw.get("per_day") is not None and raw.get("table") is not None:
         raise PolicyError("table", "give either per_day or table, not both")
     if raw.get("per_day") is None and raw.get("table") is None:
         raise PolicyError("per_day", "missing: give per_day (percent per day late) or table")
     return LatePolicy(
-        due=parse_time(raw["due"]),
+        due=due,
         grace=parse_duration(raw["grace"]) if raw.get("grace") is not None else timedelta(0),
         per_day=_percent(raw["per_day"], "per_day") if raw.get("per_day") is not None else None,
         table=parse_table(raw["table"]) if raw.get("table") is not None else (),
