@@ -159,8 +159,20 @@ def test_override_survives_a_one_student_regrade_with_the_same_seed_and_shows_in
     assert len(set(seeds(graded.out))) == 1
 
     canvas = graded.out / "canvas.csv"
-    code, _, err = cli(capsys, "gradebook", "export", "--format", "canvas", "--roster", graded.roster, "-o", canvas,
-                       "--assignment", "Lab 1 (4711)", *book)  # fmt: skip
+    code, _, err = cli(
+        capsys,
+        "gradebook",
+        "export",
+        "--format",
+        "canvas",
+        "--roster",
+        graded.roster,
+        "-o",
+        canvas,
+        "--assignment",
+        "Lab 1 (4711)",
+        *book,
+    )
     assert code == 0 and "left out 10004: no Canvas ID" not in err  # a numeric id is the Canvas ID
     rows = list(csv.reader(canvas.open(newline="")))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 1 (4711)"]
@@ -172,7 +184,10 @@ def test_override_survives_a_one_student_regrade_with_the_same_seed_and_shows_in
     assert by_id["10004"] == ["10004", "10004", "", "", "", table["10004"]["final"]]
 
     code, out, _ = cli(capsys, "gradebook", "export", "--format", "gradescope-csv", "--roster", graded.roster, *book)
-    assert list(csv.reader(io.StringIO(out)))[:2] == [["Name", "SID", "Email", "Total Score"], ["Smith, Ann", "S1", "ann@u.edu", table["10001"]["final"]]]  # fmt: skip
+    assert list(csv.reader(io.StringIO(out)))[:2] == [
+        ["Name", "SID", "Email", "Total Score"],
+        ["Smith, Ann", "S1", "ann@u.edu", table["10001"]["final"]],
+    ]
 
     code, out, _ = cli(capsys, "gradebook", "show", "10002", "--json", *book)
     record = json.loads(out)
@@ -241,7 +256,7 @@ def test_gradebook_usage_errors_are_one_line_with_exit_code_2(graded, tmp_path, 
         (
             ["export", "--format", "canvas", "--roster", tmp_path / "roster.csv", *book],
             f"abgrade: {tmp_path / 'roster.csv'}:1: unknown roster column 'emial'",
-        ),  # fmt: skip
+        ),
         (["export", "--format", "moodle", *book], "abgrade: --format moodle needs --roster"),
         (["show", "--book", tmp_path], f"abgrade: {tmp_path}: no gradebook there"),
         (["show", *book, "--lab", "negamax"], "abgrade: --lab negamax:"),
@@ -287,5 +302,11 @@ def test_class_page_renders_in_headless_chromium(graded, tmp_path):
     assert png_is_not_blank(screenshot)
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><html><body></body></html>")
-    run_browser(binary, tmp_path / "profile", f"--screenshot={tmp_path / 'blank.png'}", "--window-size=1200,1400", blank.as_uri())  # fmt: skip
+    run_browser(
+        binary,
+        tmp_path / "profile",
+        f"--screenshot={tmp_path / 'blank.png'}",
+        "--window-size=1200,1400",
+        blank.as_uri(),
+    )
     assert not png_is_not_blank(tmp_path / "blank.png")  # the check tells a blank page apart
