@@ -437,12 +437,18 @@ def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
         "status": "graded",
         "score": "1",
         "max_score": "3",
+        "submitted_at": "",
+        "days_late": "",
+        "penalty": "",
+        "override": "",
+        "final": "1",
         "load": "1",
         "load_max": "1",
         "pruned": "0",
         "pruned_max": "2",
         "feedback": f"feedback/{ann}",
         "reason": "",
+        "override_reason": "",
     }
     assert (table[1]["status"], table[1]["score"], table[1]["reason"]) == ("error", "", "the grader process died")
     # an HTML report for each graded student; the ungraded one gets the Markdown note only
@@ -486,12 +492,18 @@ def test_grades_csv_has_a_row_per_student_and_neutralises_formulas(tmp_path):
         "status",
         "score",
         "max_score",
+        "submitted_at",
+        "days_late",
+        "penalty",
+        "override",
+        "final",
         "load",
         "load_max",
         "value",
         "value_max",
         "feedback",
         "reason",
+        "override_reason",
     ]
     by_student = {row[0]: dict(zip(header, row)) for row in table[1:]}
     assert set(by_student) == {'\'=HYPERLINK("http://x")', "'@SUM(A1)", "bob", "10003"}
@@ -561,10 +573,12 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
             ALTER TABLE submissions DROP COLUMN machine;
             ALTER TABLE submissions DROP COLUMN notes;
             ALTER TABLE tests DROP COLUMN not_run;
+            ALTER TABLE submissions DROP COLUMN name;
+            DROP TABLE penalties; DROP TABLE overrides; DROP TABLE override_log;
             UPDATE meta SET value = '1';""")
     book = Gradebook(path)
     assert book.mark_killed() == [run]
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
     assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
     [grade] = book.grades("tree", ["ann"])
     assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []

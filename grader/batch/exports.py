@@ -2,10 +2,13 @@
 run exports everyone, not just what it graded itself):
 
 - `grades.csv`: a row per student found: student, name, file, status (graded, error,
-  skipped), score, max_score, score and maximum per check kind, feedback file, reason;
+  skipped), score (as graded), max_score, submitted_at, days_late, penalty (points),
+  override (`set N` / `add N`), final, score and maximum per check kind, feedback file,
+  reason, override_reason;
 - `feedback/<student>.md` and `feedback/<student>.html`: per student, Markdown (see
   feedback.py) and the HTML report with the search trees drawn;
-- `summary.txt` and `summary.svg`: the class summary as text and as a picture.
+- `summary.txt` and `summary.svg`: the class summary as text and as a picture;
+- `class.html`: the class misconceptions page (classpage.py).
 """
 
 from __future__ import annotations
@@ -15,12 +18,16 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..report.html import write_html
 from ..results import ordered_kinds
+from ..text import LINE_CHARS, clean_line
+from .classpage import class_page
 from .discovery import Skipped
 from .feedback import feedback_markdown
 from .gradebook import StoredGrade
+from .insights import class_insights
 from .picture import class_picture
 from .summary import ClassSummary, summary_text
 
@@ -33,32 +40,38 @@ def write_grades_csv(
     """One row per student found: graded, error (could not be graded, with the reason) or
     skipped (the folder entry could not be used, with the reason). Text cells are
     neutralised against spreadsheet formulas; score cells are plain numbers."""
+    with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
+        write_grades_rows(grades, csv.writer(handle), names, skipped)
+
+
+def write_grades_rows(
+    grades: list[StoredGrade], writer: Any, names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+) -> None:
+    """grades.csv's header and rows, to a csv writer (`gradebook export --format csv` too)."""
     names = names or {}
     kinds = list(ordered_kinds(k for g in grades if g.report for k in g.report.subtotals()))
     files = feedback_names([g.student for g in grades])
     rows: list[tuple[str, list[str]]] = []
     for grade in grades:
         if grade.report is None:
-            numbers = [""] * (2 + 2 * len(kinds))
+            by_kind = [""] * (2 * len(kinds))
         else:
             subtotals = grade.report.subtotals()
-            numbers = [
-                _number(grade.report.score),
-                _number(grade.report.max_score),
-                *(_number(x) for kind in kinds for x in subtotals.get(kind, (None, None))),
-            ]
+            by_kind = [_number(x) for kind in kinds for x in subtotals.get(kind, (None, None))]
         status = "graded" if grade.report is not None else "error"
         rows.append(
             (
                 grade.student,
                 [
-                    _text(grade.student),
-                    _text(names.get(grade.student, "")),
-                    _text(grade.file),
+                    text_cell(grade.student),
+                    text_cell(names.get(grade.student) or grade.name),
+                    text_cell(grade.file),
                     status,
-                    *numbers,
+                    *adjusted_cells(grade),
+                    *by_kind,
                     f"feedback/{files[grade.student]}",
-                    _text(grade.error or ""),
+                    text_cell(grade.error or ""),
+                    text_cell(override_note(grade)),
                 ],
             )
         )
@@ -67,35 +80,59 @@ def write_grades_csv(
             (
                 entry.student,
                 [
-                    _text(entry.student),
-                    _text(entry.name),
-                    _text(entry.shown),
+                    text_cell(entry.student),
+                    text_cell(entry.name),
+                    text_cell(entry.shown),
                     "skipped",
-                    *([""] * (2 + 2 * len(kinds))),
+                    *([""] * (len(ADJUSTED_COLUMNS) + 2 * len(kinds))),
                     "",
-                    _text(entry.reason),
+                    text_cell(entry.reason),
+                    "",
                 ],
             )
         )
-    with path.open("w", newline="", encoding="utf-8", errors="replace") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(
-            [
-                "student",
-                "name",
-                "file",
-                "status",
-                "score",
-                "max_score",
-                *(column for kind in kinds for column in (kind, f"{kind}_max")),
-                "feedback",
-                "reason",
-            ]
-        )
-        writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
+    writer.writerow(
+        [
+            "student",
+            "name",
+            "file",
+            "status",
+            *ADJUSTED_COLUMNS,
+            *(column for kind in kinds for column in (kind, f"{kind}_max")),
+            "feedback",
+            "reason",
+            "override_reason",
+        ]
+    )
+    writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
 
 
-def _text(value: str) -> str:
+ADJUSTED_COLUMNS = ("score", "max_score", "submitted_at", "days_late", "penalty", "override", "final")
+
+
+def adjusted_cells(grade: StoredGrade) -> list[str]:
+    """The ADJUSTED_COLUMNS of a student: graded score, lateness, override, final score."""
+    mark, penalty, override = grade.mark, grade.penalty, grade.override
+    return [
+        _number(mark.raw),
+        _number(mark.max_score),
+        penalty.submitted_at if penalty else "",
+        str(penalty.days_late) if penalty else "",
+        _number(mark.penalty_points) if penalty and mark.raw is not None else "",
+        override.describe() if override else "",
+        _number(mark.final),
+    ]
+
+
+def override_note(grade: StoredGrade) -> str:
+    """Why, by whom and when the score was overridden (one line, sanitised)."""
+    override = grade.override
+    if override is None:
+        return ""
+    return clean_line(f"{override.reason} ({override.by}, {override.at})", LINE_CHARS)
+
+
+def text_cell(value: str) -> str:
     """A text cell a spreadsheet shows as text: one starting like a formula gets a `'`."""
     return f"'{value}" if value.startswith(FORMULA_STARTS) else value
 
@@ -153,5 +190,7 @@ def write_exports(
     out.mkdir(parents=True, exist_ok=True)
     write_grades_csv(grades, out / "grades.csv", names, skipped)
     write_feedback(grades, summary.lab, out / "feedback", show_hidden, hints)
-    (out / "summary.txt").write_text(summary_text(summary, hints) + "\n")
-    (out / "summary.svg").write_text(class_picture(summary, hints))
+    insights = class_insights(grades, hints)
+    (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
+    (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
+    (out / "class.html").write_text(class_page(summary, insights), encoding="utf-8")

@@ -1,7 +1,11 @@
 """One student's feedback as Markdown: the score per check kind, then every failed test
 with its output. Tests that are not `visible` are named, but their details are withheld
 unless the instructor asks for them (`--show-hidden`). Failed tests with the same output
-(e.g. everything "not run" after a failed load) share one block."""
+(e.g. everything "not run" after a failed load) share one block.
+
+A late penalty or an instructor's override is shown under the graded score, with the
+final score; an override's reason stays with the instructor (grades.csv, `gradebook
+show`): it may hold notes not meant for the student."""
 
 from __future__ import annotations
 
@@ -26,11 +30,15 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
                 "",
                 fenced(grade.error or "unknown"),
             ]
+        if grade.override is not None and grade.mark.final is not None:
+            lines += ["", f"**Your instructor set your score to {grade.mark.final:g}.**"]
         return "\n".join(lines) + "\n"
     report = grade.report
+    lines += [f"**Score: {report.score:g} / {report.max_score:g}**", ""]
+    adjustments = adjustment_lines(grade)
+    if adjustments:
+        lines += adjustments + [f"**Final score: {grade.mark.final:g} / {report.max_score:g}**", ""]
     lines += [
-        f"**Score: {report.score:g} / {report.max_score:g}**",
-        "",
         "| check | score | max | |",
         "| --- | ---: | ---: | --- |",
     ]
@@ -60,6 +68,22 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
             "These failed; their details are withheld for now: " + ", ".join(_points(t) for t in withheld) + ".",
         ]
     return "\n".join(lines) + "\n"
+
+
+def adjustment_lines(grade: StoredGrade) -> list[str]:
+    """The late penalty and the override as Markdown list items ([] when neither applies)."""
+    lines = []
+    penalty, override, mark = grade.penalty, grade.override, grade.mark
+    if penalty is not None and penalty.days_late > 0:
+        days = f"{penalty.days_late} day{'s' if penalty.days_late != 1 else ''}"
+        lines.append(
+            f"- Late by {days} (submitted {md(penalty.submitted_at)}): {penalty.percent:g}% of the maximum, "
+            f"{mark.penalty_points:g} points off."
+        )
+    if override is not None:
+        change = f"set to {override.points:g}" if override.mode == "set" else f"{override.points:+g} points"
+        lines.append(f"- Adjusted by your instructor: {change}.")
+    return lines + [""] if lines else []
 
 
 def _points(test: TestResult) -> str:

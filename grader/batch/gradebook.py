@@ -1,7 +1,12 @@
 """The gradebook: a SQLite file (stdlib sqlite3, WAL) with one row per batch run, one per
 submission and one per test. Each submission is written in its own transaction the moment
 it is graded, so Ctrl-C, a crash or SIGKILL of the batch loses nothing already graded,
-and a later run can tell what is still missing or out of date."""
+and a later run can tell what is still missing or out of date.
+
+The instructor's adjustments sit in tables of their own (`penalties`, `overrides`, and
+`override_log`, the audit trail, which is only ever appended to), keyed by lab and
+student and referenced by no graded row: grading a submission again replaces its
+`submissions` and `tests` rows and leaves them alone (see adjustments.py)."""
 
 from __future__ import annotations
 
@@ -16,10 +21,12 @@ from pathlib import Path
 
 from ..results import GradeReport, TestResult
 from ..spec import Spec
+from .adjustments import Mark, Override, Penalty, final_mark
 from .discovery import Submission
 
-SCHEMA_VERSION = "3"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+SCHEMA_VERSION = "4"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
 # 3: a submission keeps its report's notes and load notes, a test whether it ran at all
+# 4: a submission keeps the student's name; late penalties, overrides and their audit trail
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -59,6 +66,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     graded_at    TEXT NOT NULL,
     machine      INTEGER NOT NULL DEFAULT 1,  -- an error: 1 the machine failed (retried), 0 grading this file failed
     notes        TEXT NOT NULL DEFAULT '{}',  -- JSON: the report's notes and load notes (failing cells, ...)
+    name         TEXT NOT NULL DEFAULT '',  -- the student's name, when the file name carries one
     PRIMARY KEY (lab, student)
 );
 CREATE TABLE IF NOT EXISTS tests (
@@ -79,7 +87,43 @@ CREATE TABLE IF NOT EXISTS tests (
     PRIMARY KEY (lab, student, position),
     FOREIGN KEY (lab, student) REFERENCES submissions(lab, student)
 );
-""".replace("{runs}", _RUNS_TABLE.format(name="runs"))
+{adjustments}""".replace("{runs}", _RUNS_TABLE.format(name="runs"))
+
+# Schema 4. No foreign key to `submissions`: a regrade deletes and rewrites that row.
+_ADJUSTMENTS = """
+CREATE TABLE IF NOT EXISTS penalties (
+    lab          TEXT NOT NULL,
+    student      TEXT NOT NULL,
+    submitted_at TEXT NOT NULL,
+    source       TEXT NOT NULL,
+    days_late    INTEGER NOT NULL,
+    percent      REAL NOT NULL,
+    policy       TEXT NOT NULL,
+    computed_at  TEXT NOT NULL,
+    PRIMARY KEY (lab, student)
+);
+CREATE TABLE IF NOT EXISTS overrides (
+    lab     TEXT NOT NULL,
+    student TEXT NOT NULL,
+    mode    TEXT NOT NULL CHECK (mode IN ('set', 'add')),
+    points  REAL NOT NULL,
+    reason  TEXT NOT NULL,
+    by      TEXT NOT NULL,
+    at      TEXT NOT NULL,
+    PRIMARY KEY (lab, student)
+);
+CREATE TABLE IF NOT EXISTS override_log (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    lab     TEXT NOT NULL,
+    student TEXT NOT NULL,
+    action  TEXT NOT NULL CHECK (action IN ('set', 'add', 'remove')),
+    points  REAL,
+    reason  TEXT NOT NULL,
+    by      TEXT NOT NULL,
+    at      TEXT NOT NULL
+);
+"""
+_SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS)
 
 
 @dataclass(frozen=True)
@@ -106,6 +150,31 @@ class StoredGrade:
     report: GradeReport | None = None
     error: str | None = None
     machine: bool = True  # an error caused by the machine (retried next run), not by grading this file
+    name: str = ""
+    penalty: Penalty | None = None
+    override: Override | None = None
+
+    @property
+    def mark(self) -> Mark:
+        """Graded score, penalty and final score (adjustments.final_mark)."""
+        report = self.report
+        return final_mark(
+            None if report is None else report.score,
+            None if report is None else report.max_score,
+            self.penalty,
+            self.override,
+        )
+
+
+@dataclass(frozen=True)
+class OverrideEvent:
+    """One line of the audit trail: an override set, adjusted or removed."""
+
+    action: str  # "set", "add" or "remove"
+    points: float | None
+    reason: str
+    by: str
+    at: str
 
 
 def _now() -> str:
@@ -129,6 +198,8 @@ class Gradebook:
             self._migrate_from_1()
         if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",):
             self._migrate_from_2()
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",):
+            self._migrate_from_3()
 
     def _migrate_from_1(self) -> None:
         """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
@@ -151,6 +222,13 @@ class Gradebook:
         with self._transaction():
             self.db.execute("ALTER TABLE submissions ADD COLUMN notes TEXT NOT NULL DEFAULT '{}'")
             self.db.execute("ALTER TABLE tests ADD COLUMN not_run INTEGER NOT NULL DEFAULT 0")
+            self.db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+    def _migrate_from_3(self) -> None:
+        """Schema 3 lacks the student's name (the adjustments' tables are new, and made by
+        the schema script already); its rows are kept, names empty until the next run."""
+        with self._transaction():
+            self.db.execute("ALTER TABLE submissions ADD COLUMN name TEXT NOT NULL DEFAULT ''")
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
 
     def close(self) -> None:
@@ -286,8 +364,8 @@ class Gradebook:
         self.db.execute("DELETE FROM submissions WHERE lab = ? AND student = ?", key)
         self.db.execute(
             "INSERT INTO submissions (lab, student, file, file_hash, spec_version, spec_digest, seed, run_id, "
-            "status, score, max_score, error, seconds, graded_at, machine, notes) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "status, score, max_score, error, seconds, graded_at, machine, notes, name) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 *key,
                 submission.shown,
@@ -304,25 +382,112 @@ class Gradebook:
                 _now(),
                 int(machine),
                 json.dumps(notes or {}),
+                submission.name,
             ),
         )
 
-    def grades(self, lab: str, students: list[str]) -> list[StoredGrade]:
-        """The stored grades of these students (those that have one), by student."""
-        wanted = set(students)
+    def grades(self, lab: str, students: list[str] | None = None) -> list[StoredGrade]:
+        """The stored grades of these students (None: everyone's), by student, with their
+        penalties and overrides."""
+        wanted = None if students is None else set(students)
+        penalties, overrides = self.penalties(lab), self.overrides(lab)
         grades = []
         rows = self.db.execute(
             "SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine, "
-            "notes FROM submissions WHERE lab = ? ORDER BY student",
+            "notes, name FROM submissions WHERE lab = ? ORDER BY student",
             (lab,),
         )
-        for student, file, status, run_id, seed, seconds, graded_at, error, machine, notes in rows.fetchall():
-            if student in wanted:
+        for student, file, status, run_id, seed, seconds, graded_at, error, machine, notes, name in rows.fetchall():
+            if wanted is None or student in wanted:
                 report = self._report(lab, student, file, seconds, json.loads(notes)) if status == "graded" else None
                 grades.append(
-                    StoredGrade(student, file, status, run_id, seed, seconds, graded_at, report, error, bool(machine))
+                    StoredGrade(
+                        student,
+                        file,
+                        status,
+                        run_id,
+                        seed,
+                        seconds,
+                        graded_at,
+                        report,
+                        error,
+                        bool(machine),
+                        name,
+                        penalties.get(student),
+                        overrides.get(student),
+                    )
                 )
         return grades
+
+    def labs(self) -> list[str]:
+        """The labs this gradebook holds grades of."""
+        return [lab for (lab,) in self.db.execute("SELECT DISTINCT lab FROM submissions ORDER BY lab")]
+
+    def students(self, lab: str) -> list[str]:
+        return [s for (s,) in self.db.execute("SELECT student FROM submissions WHERE lab = ? ORDER BY student", (lab,))]
+
+    def failed_students(self, lab: str) -> list[str]:
+        """Students whose stored grade is not full marks, or who could not be graded."""
+        rows = self.db.execute(
+            "SELECT student FROM submissions WHERE lab = ? AND (status = 'error' OR score < max_score) "
+            "ORDER BY student",
+            (lab,),
+        )
+        return [student for (student,) in rows]
+
+    # adjustments: penalties and overrides ---------------------------------------------
+
+    def record_penalties(self, lab: str, penalties: dict[str, Penalty]) -> None:
+        """Store the lateness of these students (one transaction), replacing what an earlier
+        run decided for them; other students' penalties are kept."""
+        with self._transaction():
+            self.db.executemany(
+                "INSERT OR REPLACE INTO penalties VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (lab, student, p.submitted_at, p.source, p.days_late, p.percent, p.policy, _now())
+                    for student, p in sorted(penalties.items())
+                ],
+            )
+
+    def penalties(self, lab: str) -> dict[str, Penalty]:
+        rows = self.db.execute(
+            "SELECT student, submitted_at, source, days_late, percent, policy FROM penalties WHERE lab = ?", (lab,)
+        )
+        return {student: Penalty(*rest) for student, *rest in rows}
+
+    def set_override(self, lab: str, student: str, override: Override) -> None:
+        """The student's override, replacing any earlier one; the audit trail gets a line."""
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO overrides VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (lab, student, override.mode, override.points, override.reason, override.by, override.at),
+            )
+            self._log(lab, student, override.mode, override.points, override.reason, override.by, override.at)
+
+    def remove_override(self, lab: str, student: str, reason: str, by: str) -> bool:
+        """Remove the student's override (False: there was none); the audit trail keeps it."""
+        with self._transaction():
+            gone = self.db.execute("DELETE FROM overrides WHERE lab = ? AND student = ?", (lab, student)).rowcount
+            if gone:
+                self._log(lab, student, "remove", None, reason, by, _now())
+        return bool(gone)
+
+    def _log(self, lab: str, student: str, action: str, points: float | None, reason: str, by: str, at: str) -> None:
+        self.db.execute(
+            "INSERT INTO override_log (lab, student, action, points, reason, by, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (lab, student, action, points, reason, by, at),
+        )
+
+    def overrides(self, lab: str) -> dict[str, Override]:
+        rows = self.db.execute("SELECT student, mode, points, reason, by, at FROM overrides WHERE lab = ?", (lab,))
+        return {student: Override(*rest) for student, *rest in rows}
+
+    def override_history(self, lab: str, student: str) -> list[OverrideEvent]:
+        rows = self.db.execute(
+            "SELECT action, points, reason, by, at FROM override_log WHERE lab = ? AND student = ? ORDER BY id",
+            (lab, student),
+        )
+        return [OverrideEvent(*row) for row in rows]
 
     def _report(self, lab: str, student: str, file: str, seconds: float, notes: dict) -> GradeReport:
         rows = self.db.execute(

@@ -1,13 +1,16 @@
 """The class summary as a picture, written as SVG by hand (no plotting library): a
 histogram of scores over tenths of the maximum, a bar chart of the checks that fail for
-the most students, and one of the likely causes (diagnosed classic bugs) with their hints."""
+the most students, and one of the likely causes (diagnosed classic bugs) with their hints;
+with the class's insights, the pass rate of each check kind and the fixed cases failed by
+the most students too."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape  # XML-safe too, and lighter to import than xml.sax.saxutils
 
-from .summary import ClassSummary
+from .insights import ClassInsights
+from .summary import TOP, ClassSummary
 
 WIDTH = 760
 MARGIN = 40
@@ -58,22 +61,34 @@ def _histogram(summary: ClassSummary, top: float) -> list[str]:
 
 
 def _bars(
-    title: str, rows: list[tuple[str, int]], top: float, empty: str, color: str, hints: Mapping[str, str] | None = None
+    title: str,
+    rows: list[tuple[str, int]],
+    top: float,
+    empty: str,
+    color: str,
+    hints: Mapping[str, str] | None = None,
+    scale: float | None = None,
+    shown: list[str] | None = None,
 ) -> list[str]:
-    """A titled horizontal bar chart of (label, students); `hints` become the bars' tooltips."""
+    """A titled horizontal bar chart of (label, students); `hints` become the bars' tooltips.
+    `scale`: the value of a full bar (default: the largest); `shown`: the text after each bar
+    (default: the value)."""
     parts = [_text(MARGIN, top, title, size=14, weight="bold")]
     if not rows:
         return parts + [_text(MARGIN, top + 24, empty)]
-    widest = max(count for _, count in rows)
-    room = WIDTH - 2 * MARGIN - LABEL_WIDTH - 40
+    widest = scale or max(count for _, count in rows) or 1
+    room = WIDTH - 2 * MARGIN - LABEL_WIDTH - 90
     for row, (name, count) in enumerate(rows):
         y = top + 12 + row * ROW_HEIGHT
         length = room * count / widest
         label = name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 3] + "..."
-        tooltip = f"{name}: {count} students" + (f". {hints[name]}" if hints and hints.get(name) else "")
+        value = shown[row] if shown else str(count)
+        tooltip = f"{name}: {value if shown else f'{count} students'}" + (
+            f". {hints[name]}" if hints and hints.get(name) else ""
+        )
         parts.append(_text(MARGIN + LABEL_WIDTH - 8, y + 15, label, "end"))
         parts.append(_rect(MARGIN + LABEL_WIDTH, y + 3, length, ROW_HEIGHT - 6, color, tooltip))
-        parts.append(_text(MARGIN + LABEL_WIDTH + length + 6, y + 15, str(count)))
+        parts.append(_text(MARGIN + LABEL_WIDTH + length + 6, y + 15, value))
     return parts
 
 
@@ -81,11 +96,37 @@ def _height(rows: list) -> float:
     return 24 + max(1, len(rows)) * ROW_HEIGHT + 32
 
 
-def class_picture(summary: ClassSummary, hints: Mapping[str, str] | None = None) -> str:
+def class_picture(
+    summary: ClassSummary, hints: Mapping[str, str] | None = None, insights: ClassInsights | None = None
+) -> str:
     """The whole SVG document; `hints`: the lab's one-line hint per diagnosis."""
     checks_top = MARGIN + 24 + HISTOGRAM_HEIGHT + 56
     causes_top = checks_top + _height(summary.failing_checks)
-    height = causes_top + _height(summary.diagnoses) + MARGIN
+    height = causes_top + _height(summary.diagnoses)
+    extra: list[str] = []
+    if insights is not None:
+        rates = [(k.kind, round(100 * k.rate)) for k in insights.kinds]
+        extra += _bars(
+            "Pass rate per check kind (% of tests run)",
+            rates,
+            height,
+            "no tests ran",
+            SCORE_COLOR,
+            scale=100,
+            shown=[f"{k.rate:.0%} ({k.passed}/{k.run})" for k in insights.kinds],
+        )
+        height += _height(rates)
+        cases = [(c.case, c.count) for c in insights.cases[:TOP]]
+        extra += _bars(
+            "Fixed cases failed by the most students",
+            cases,
+            height,
+            "none: every graded student passed every fixed case",
+            FAIL_COLOR,
+            shown=[f"{c.count} of {c.graded}" for c in insights.cases[:TOP]],
+        )
+        height += _height(cases)
+    height += MARGIN
     title = f"abgrade class summary, lab {summary.lab}"
     body = (
         _histogram(summary, MARGIN)
@@ -104,6 +145,7 @@ def class_picture(summary: ClassSummary, hints: Mapping[str, str] | None = None)
             CAUSE_COLOR,
             hints,
         )
+        + extra
     )
     return (
         "\n".join(

@@ -1,5 +1,6 @@
 """A batch run from start to end: find the submissions, decide which ones need grading
-(missing, changed, or graded with another spec or seed), grade them in the pool while the
+(missing, changed, or graded with another spec or seed; or the students asked for), work
+out each one's lateness when a late policy is given, grade them in the pool while the
 gradebook records each one, then export everything the gradebook holds for the class."""
 
 from __future__ import annotations
@@ -7,18 +8,22 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..grading import new_seed
+from ..lab_setup import UsageError
 from ..labs import Lab
 from ..results import GradeReport
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
 from .exports import write_exports
 from .gradebook import Gradebook, GradeKey
+from .insights import ClassInsights, class_insights
+from .late import LatePolicy, penalties, submission_times
 from .lock import gradebook_lock
 from .pool import Job, JobResult, run_jobs
 from .progress import Progress
@@ -40,6 +45,10 @@ class BatchOptions:
     regrade: bool = False  # grade everything again (with a fresh seed unless `seed` is given)
     show_hidden: bool = False  # feedback shows hidden tests' details
     command: tuple[str, ...] = ()  # the command line as typed, for the advice after an interrupt
+    students: tuple[str, ...] = ()  # grade only these students again (with the class's seed)
+    failed_only: bool = False  # grade again only students below full marks or not graded
+    late: LatePolicy | None = None  # the late policy; None: keep the penalties stored
+    timestamps: Mapping[str, datetime] | None = None  # student -> submitted at, from the LMS
 
 
 @dataclass
@@ -52,6 +61,7 @@ class BatchResult:
     problems: list[str] = field(default_factory=list)  # students' folder entries left out, and why
     ignored: list[str] = field(default_factory=list)  # entries that are not submissions
     killed_runs: list[int] = field(default_factory=list)  # earlier runs found dead, now marked killed
+    insights: ClassInsights | None = None  # what the class misunderstood (insights.py)
 
 
 def default_out(folder: Path) -> Path:
@@ -80,6 +90,52 @@ def needs_grading(
         if regrade or stored.get(s.student) != GradeKey(s.file_hash, spec.version, spec.digest, seed)
     ]
     return sorted(todo, key=lambda s: (s.path.suffix != ".ipynb", s.student))
+
+
+def chosen_students(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> set[str] | None:
+    """The students `--student` and `--failed-only` ask for (None: no such option). A
+    student that is not in the class folder is a usage error, before anything is graded."""
+    if not options.students and not options.failed_only:
+        return None
+    found = {s.student for s in submissions}
+    unknown = [s for s in options.students if s not in found]
+    if unknown:
+        known = ", ".join(sorted(found)[:10]) + (", ..." if len(found) > 10 else "")
+        raise UsageError(
+            f"--student {unknown[0]!r}: no submission of that student in {options.folder} "
+            f"(students: {known or 'none'}); give the id as in grades.csv"
+        )
+    chosen = set(options.students)
+    if options.failed_only:
+        chosen |= set(book.failed_students(lab)) & found
+    return chosen
+
+
+def record_lateness(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> list[str]:
+    """Each student's lateness under the run's policy, stored; lines for the terminal."""
+    policy = options.late
+    if policy is None:
+        return []
+    times = submission_times(submissions, options.timestamps, policy.due.tzinfo)
+    found = penalties(policy, times)
+    book.record_penalties(lab, found)
+    sources: dict[str, int] = {}
+    for _, source in times.times.values():
+        sources[source] = sources.get(source, 0) + 1
+    late = sorted(s for s, p in found.items() if p.days_late > 0)
+    lines = [
+        f"  late policy: {policy.describe()}; submission times from "
+        + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items()))
+    ]
+    if late:
+        shown = ", ".join(f"{s} ({found[s].days_late}d, -{found[s].percent:g}%)" for s in late[:10])
+        lines.append(f"  late: {len(late)} student(s): {shown}{', ...' if len(late) > 10 else ''}")
+    if times.unknown:
+        lines.append(
+            f"  ignored {len(times.unknown)} timestamps row(s) of students without a submission: "
+            + ", ".join(times.unknown[:10])
+        )
+    return lines
 
 
 def resume_advice(options: BatchOptions, seed: int) -> str:
@@ -128,12 +184,19 @@ def _run_locked(
         killed = book.mark_killed()
         seed = choose_seed(book, spec, options.seed, options.regrade)
         lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
-        todo = needs_grading(discovery.submissions, book.valid_keys(spec.lab), spec, seed, options.regrade)
+        chosen = chosen_students(options, book, spec.lab, discovery.submissions)
+        if chosen is None:
+            todo = needs_grading(discovery.submissions, book.valid_keys(spec.lab), spec, seed, options.regrade)
+        else:  # the students asked for, graded again even when unchanged, with the class's seed
+            todo = needs_grading([s for s in discovery.submissions if s.student in chosen], {}, spec, seed, True)
+        lateness = record_lateness(options, book, spec.lab, discovery.submissions)
         print(
             f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
             f"with {options.jobs} worker(s), seed {seed}",
             file=stream,
         )
+        for line in lateness:
+            print(line, file=stream)
         for run_id in killed:
             print(
                 f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept", file=stream
@@ -185,7 +248,15 @@ def _run_locked(
             discovery.skipped,
         )
         return BatchResult(
-            run_id, seed, len(discovery.submissions), len(todo), summary, discovery.problems, discovery.ignored, killed
+            run_id,
+            seed,
+            len(discovery.submissions),
+            len(todo),
+            summary,
+            discovery.problems,
+            discovery.ignored,
+            killed,
+            class_insights(grades, lab.bug_hints),
         )
     finally:
         book.close()

@@ -1,5 +1,6 @@
 """The class at a glance: how scores are spread, which checks fail most often, and which
-classic bugs (TestResult.diagnoses) explain them; as plain data and as a text table."""
+classic bugs (TestResult.diagnoses) explain them; as plain data and as a text table,
+with the class's misconceptions (insights.py) when given."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..text import LINE_CHARS, clean_line
 from .gradebook import StoredGrade
+from .insights import ClassInsights, student_list
 
 BIN_LABELS = tuple(f"{10 * i}-{10 * i + 9}%" for i in range(10)) + ("100%",)
 TOP = 10
@@ -60,8 +62,8 @@ def _most_common(counter: Counter[str], top: int) -> list[tuple[str, int]]:
     return sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:top]
 
 
-def summary_text(summary: ClassSummary, hints: Mapping[str, str]) -> str:
-    """The text table printed at the end of a batch."""
+def summary_text(summary: ClassSummary, hints: Mapping[str, str], insights: ClassInsights | None = None) -> str:
+    """The text table printed at the end of a batch (and summary.txt, with `insights`)."""
     not_graded = len(summary.errors) + len(summary.failed)
     lines = [f"Class summary, lab {summary.lab}: {len(summary.scores)} graded, {not_graded} not graded"]
     if summary.scores:
@@ -79,7 +81,9 @@ def summary_text(summary: ClassSummary, hints: Mapping[str, str]) -> str:
     if summary.failing_checks:
         lines += ["", f"  {'most frequent failing checks':<40}{'students':>8}"]
         lines += [f"  {name:<40}{count:>8}" for name, count in summary.failing_checks]
-    if summary.diagnoses:
+    if insights is not None:
+        lines += misconceptions_text(insights)
+    elif summary.diagnoses:
         lines += ["", f"  {'most frequent diagnoses':<40}{'students':>8}"]
         for name, count in summary.diagnoses:
             lines.append(f"  {name:<40}{count:>8}  {_short(hints.get(name, ''))}")
@@ -97,3 +101,30 @@ def summary_text(summary: ClassSummary, hints: Mapping[str, str]) -> str:
 
 def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def misconceptions_text(insights: ClassInsights) -> list[str]:
+    """The class's misconceptions: each diagnosed bug with its hint and students, the pass
+    rate of each check kind, and the fixed cases failed by the most students."""
+    lines = ["", f"  class misconceptions (likely bugs, {insights.graded} graded students):"]
+    if not insights.misconceptions:
+        lines.append("    none diagnosed")
+    for bug in insights.misconceptions:
+        plural = "s" if bug.count != 1 else ""
+        lines.append(
+            f"    {clean_line(bug.name):<32}{bug.count:>4} student{plural}  {clean_line(bug.hint, LINE_CHARS)}"
+        )
+        lines.append(f"      {clean_line(student_list(tuple(clean_line(s) for s in bug.students)), LINE_CHARS)}")
+    if insights.kinds:
+        lines += ["", f"  {'pass rate per check kind':<28}{'tests passed':>16}{'students, all passed':>24}"]
+        for kind in insights.kinds:
+            tests = f"{kind.rate:.0%} ({kind.passed}/{kind.run})"
+            lines.append(f"    {clean_line(kind.kind):<26}{tests:>16}{f'{kind.students_full}/{kind.students}':>24}")
+    if insights.cases:
+        lines += ["", "  fixed cases failed by the most students:"]
+        for case in insights.cases[:TOP]:
+            who = student_list(tuple(clean_line(s) for s in case.students), 8)
+            lines.append(
+                f"    {clean_line(case.case):<26}{case.count:>4} of {case.graded:<4} {clean_line(who, LINE_CHARS)}"
+            )
+    return lines

@@ -1,14 +1,21 @@
 """`abgrade batch DIR --lab LAB`: grade a whole class folder in parallel, into a gradebook
-and exports (grades.csv, feedback per student, class summary)."""
+and exports (grades.csv, feedback per student, class summary and class page); with
+`--student ID` / `--failed-only`, grade only those students again with the class's seed;
+with a late policy (`--deadline ...`, or `deadlines:` in abgrade.yaml), record each
+student's lateness and penalty."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, UsageError, load_lab
+
+if TYPE_CHECKING:
+    from ..batch.late import LatePolicy
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -36,11 +43,88 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     batch.add_argument("--regrade", action="store_true", help="grade every submission again, even unchanged ones")
     batch.add_argument("--show-hidden", action="store_true", help="feedback files show hidden tests' details too")
+    again = batch.add_argument_group("grading some students again (with the seed of the class's last run)")
+    again.add_argument(
+        "--student",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="grade this student again, even if unchanged (repeatable); the id as in grades.csv",
+    )
+    again.add_argument(
+        "--failed-only",
+        action="store_true",
+        help="grade again only the students below full marks or not graded",
+    )
+    late = batch.add_argument_group(
+        "late penalties (default: the lab's entry under `deadlines:` in the nearest abgrade.yaml)"
+    )
+    late.add_argument(
+        "--deadline",
+        metavar="TIME",
+        help="due date, ISO 8601, e.g. 2026-03-01T23:59:00+01:00 (no offset: UTC)",
+    )
+    late.add_argument("--grace", metavar="DURATION", help="still on time this long after the deadline: 15m, 2h, 1d")
+    late.add_argument("--late-per-day", metavar="PERCENT", help="percent of the maximum off per started day late")
+    late.add_argument(
+        "--late-table", metavar="DAYS:PERCENT,...", help="percent off for up to DAYS days late, e.g. 1:10,2:25,7:50"
+    )
+    late.add_argument("--late-cap", metavar="PERCENT", help="at most this percent off (default 100)")
+    late.add_argument(
+        "--timestamps",
+        type=Path,
+        metavar="FILE",
+        help="the LMS's submission times: a CSV with columns student,submitted_at (ISO 8601)",
+    )
+    late.add_argument(
+        "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` (default: the nearest)"
+    )
     batch.set_defaults(run=run)
+
+
+def late_policy(args: argparse.Namespace) -> LatePolicy | None:
+    """The late policy from the options, else from abgrade.yaml, else None. Mistakes are
+    one line naming the option, or the config file, line and field."""
+    from ..batch.late import PolicyError, parse_policy
+    from ..course.config import ConfigError, deadline_fields, find_config
+    from ..spec.yaml_lines import line_of
+
+    given = {
+        "due": args.deadline,
+        "grace": args.grace,
+        "per_day": args.late_per_day,
+        "table": args.late_table,
+        "cap": args.late_cap,
+    }
+    options = {"due": "--deadline", "per_day": "--late-per-day", "table": "--late-table", "cap": "--late-cap"}
+    if args.deadline is not None:
+        try:
+            return parse_policy({k: v for k, v in given.items() if v is not None})
+        except PolicyError as exc:
+            option = options.get(exc.field.split(".")[0], "--grace")
+            raise UsageError(f"{option}: {exc.problem}") from None
+    if any(v is not None for v in given.values()):
+        raise UsageError("--grace, --late-per-day, --late-table and --late-cap need --deadline")
+    config = args.config or find_config(Path.cwd())
+    if config is None:
+        return None
+    if not config.is_file():
+        raise UsageError(f"{config}: no such config file")
+    fields = deadline_fields(config, args.lab)
+    if fields is None:
+        return None
+    try:
+        return parse_policy(fields)
+    except PolicyError as exc:
+        key = exc.field.split(".")[0]
+        raise ConfigError(
+            str(config), line_of(fields, key) or line_of(fields), f"deadlines.{args.lab}.{exc.field}", exc.problem
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
     from ..batch.discovery import compile_id_pattern
+    from ..batch.late import read_timestamps
     from ..batch.pool import default_workers
     from ..batch.runner import BatchOptions, default_out, run_batch
     from ..batch.summary import summary_text
@@ -49,11 +133,20 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.folder}: not a folder of submissions")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.regrade and (args.student or args.failed_only):
+        raise UsageError(
+            "--regrade grades everyone with a fresh seed; --student and --failed-only regrade with the class's "
+            "seed: give one or the other"
+        )
     try:
         pattern = compile_id_pattern(args.id_pattern)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     lab, spec = load_lab(args.lab, args.spec)
+    policy = late_policy(args)
+    if args.timestamps is not None and policy is None:
+        raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
+    timestamps = read_timestamps(args.timestamps) if args.timestamps is not None else None
     out = args.out or default_out(args.folder)
     options = BatchOptions(
         folder=args.folder,
@@ -64,9 +157,13 @@ def run(args: argparse.Namespace) -> int:
         regrade=args.regrade,
         show_hidden=args.show_hidden,
         command=("abgrade", *getattr(args, "argv", ("batch",))),
+        students=tuple(args.student),
+        failed_only=args.failed_only,
+        late=policy,
+        timestamps=timestamps,
     )
     result = run_batch(options, lab, spec, sys.stderr)
-    print(summary_text(result.summary, lab.bug_hints))
+    print(summary_text(result.summary, lab.bug_hints, result.insights))
     if result.problems:
         print("\n  not graded (fix the folder and run again):")
         print("\n".join(f"    {problem}" for problem in result.problems))
@@ -82,6 +179,6 @@ def run(args: argparse.Namespace) -> int:
     summary = result.summary
     print(
         f"wrote {out}/grades.csv, feedback/ ({len(summary.scores) + len(summary.errors) + len(summary.failed)} "
-        f"students), summary.txt, summary.svg; gradebook {out}/gradebook.sqlite"
+        f"students), summary.txt, summary.svg, class.html; gradebook {out}/gradebook.sqlite"
     )
     return EXIT_FAILED if result.problems or summary.errors or summary.failed else EXIT_OK

@@ -9,6 +9,12 @@ repository root, or `LAB=PATH` arguments. Example config:
 
 Paths are relative to the config file. Mistakes are reported as `file:line: field: problem`,
 like spec errors, so that a CI log points at the line to fix.
+
+The instructor's side may add late policies per lab, read by `abgrade batch` (the fields
+are checked by grader/batch/late.py; `deadline_fields` hands them over with their lines):
+
+    deadlines:
+      tree: {due: "2026-03-01T23:59:00+01:00", grace: 15m, per_day: 10, cap: 50}
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from ..spec import SpecError
 from ..spec.yaml_lines import LineDict, line_of, read_yaml_file
 
 CONFIG_NAME = "abgrade.yaml"
-_TOP_FIELDS = ("labs",)
+_TOP_FIELDS = ("labs", "deadlines")
 _LAB_FIELDS = ("submission", "spec")
 
 
@@ -54,12 +60,7 @@ def find_config(start: Path) -> Path | None:
 def load_config(path: Path) -> list[LabEntry]:
     """Every lab of the config file, in file order; raises ConfigError on any mistake."""
     shown = str(path)
-    _, raw = read_yaml_file(path, shown, "config", ConfigError)
-    if not isinstance(raw, LineDict):
-        raise ConfigError(shown, 1, "config", "must be a YAML mapping with the key 'labs'")
-    for key in raw:
-        if key not in _TOP_FIELDS:
-            raise ConfigError(shown, line_of(raw, key), str(key), f"unknown field; expected {', '.join(_TOP_FIELDS)}")
+    raw = read_config(path)
     labs = raw.get("labs")
     if not isinstance(labs, LineDict) or not labs:
         raise ConfigError(
@@ -109,6 +110,38 @@ def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
             )
         paths[key] = base / value if value is not None else None
     return LabEntry(name, cast(Path, paths["submission"]), paths["spec"])  # submission: never None, checked above
+
+
+def read_config(path: Path) -> LineDict:
+    """The config file as a mapping with line numbers, its top-level fields checked."""
+    shown = str(path)
+    _, raw = read_yaml_file(path, shown, "config", ConfigError)
+    if not isinstance(raw, LineDict):
+        raise ConfigError(shown, 1, "config", f"must be a YAML mapping with the keys {' and '.join(_TOP_FIELDS)}")
+    for key in raw:
+        if key not in _TOP_FIELDS:
+            raise ConfigError(shown, line_of(raw, key), str(key), f"unknown field; expected {', '.join(_TOP_FIELDS)}")
+    return raw
+
+
+def deadline_fields(path: Path, lab: str) -> LineDict | None:
+    """The `deadlines.<lab>` mapping of the config (None when it has none for this lab),
+    with the lines of its keys, so that a bad value is reported at its line."""
+    shown = str(path)
+    deadlines = read_config(path).get("deadlines")
+    if deadlines is None:
+        return None
+    if not isinstance(deadlines, LineDict):
+        raise ConfigError(shown, line_of(deadlines), "deadlines", "must map each lab to its late policy")
+    fields = deadlines.get(lab)
+    if fields is not None and not isinstance(fields, LineDict):
+        raise ConfigError(
+            shown,
+            line_of(deadlines, lab),
+            f"deadlines.{lab}",
+            "must be a mapping, e.g. {due: '2026-03-01T23:59:00+01:00', per_day: 10}",
+        )
+    return fields
 
 
 def select_labs(arguments: Sequence[str], config: Path | None, start: Path) -> list[LabEntry]:
