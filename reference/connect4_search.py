@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -521,6 +522,31 @@ def entry_is_sound(flag: str, value: float, true_value: float) -> bool:
     if canonical == LOWER:
         return true_value >= value
     return False
+
+
+def entry_holds(
+    State: tuple, limit: int, flag: str, value: float, *, game: Any = connect4, memo: dict | None = None
+) -> bool:
+    """`entry_is_sound(flag, value, depth_limited_value(State, limit))`, proved with one
+    or two null-window searches instead of the exact value: "the value is at most
+    `value`" needs only a search with the window (value, next float up), which cuts off
+    far more. Judging a cache of 18,000 entries this way costs a fraction of the exact
+    values. `memo` holds proven bounds and may be shared with depth_limited_value."""
+    canonical = FLAG_SPELLINGS.get(flag)
+    if canonical is None:
+        return False
+    maximizing = game.to_move(State) == game.gPlayers[0]
+    memo = {} if memo is None else memo
+    value = float(value)
+    if value != value:  # NaN holds no bound
+        return False
+    above = math.nextafter(value, _INF)  # no float lies between value and these two
+    below = math.nextafter(value, -_INF)
+    if canonical in (EXACT, UPPER) and _bounded_value(State, limit, maximizing, value, above, game, memo) > value:
+        return False  # the value is above `value`
+    return not (
+        canonical in (EXACT, LOWER) and _bounded_value(State, limit, maximizing, below, value, game, memo) < value
+    )  # else the value is below `value`
 
 
 def unsound_entries(cache: dict, *, game: Any = connect4, memo: dict | None = None) -> list:

@@ -193,3 +193,29 @@ def test_a_cache_judge_accepts_ascii_flags_and_rejects_a_false_exact_value():
     wrong = {"cache": {"entries": [{"key": key, "flag": "=", "value": true + 0.5}], "size": 1}}
     verdict = judge_cache([("evaluate", wrong, State, 1)])
     assert not verdict.passed and "claims exactly" in verdict.message
+
+
+def test_a_cache_judge_refuses_entries_deeper_than_the_search_and_stops_at_its_budget():
+    """A hostile cache must not keep the grader searching: an entry deeper than the call's
+    own limit is wrong without a search, and thousands of far-away positions at the full
+    limit cost the grader a bounded number of searched positions, then fail."""
+    import random
+
+    from grader.labs.connect4 import judges
+
+    State = connect4.from_moves("44")
+    deep = {"key": {"state": connect4.encode(State), "limit": 40}, "flag": "=", "value": 0}
+    verdict = judge_cache([("evaluate", {"cache": {"entries": [deep], "size": 1}}, State, 3)])
+    assert not verdict.passed and "no position of it is searched to 40" in verdict.message
+    rng = random.Random(7)
+    entries = []
+    while len(entries) < 3000:
+        moves = "".join(rng.choice("1234567") for _ in range(rng.randint(2, 12)))
+        try:
+            far = connect4.from_moves(moves)
+        except ValueError:
+            continue
+        entries.append({"key": {"state": connect4.encode(far), "limit": 6}, "flag": "≤", "value": 1.0})
+    flood = {"cache": {"entries": entries, "size": len(entries)}}
+    verdict = judge_cache([("evaluate", flood, State, 6)])
+    assert not verdict.passed and f"more than {judges.SEARCH_BUDGET:,} searched positions" in verdict.message

@@ -1,5 +1,6 @@
 """The `connect4` lab's reference: the rules and heuristic, Pons' solver, and the seed's search."""
 
+import math
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from reference.connect4_search import (
     Variant,
     deepening_values,
     depth_limited_value,
+    entry_holds,
     entry_is_sound,
     load_solved_positions,
     next_states_counts,
@@ -264,6 +266,29 @@ def sample_positions(count=12):
 
 def f_for(search, State):
     return search.maxValue if c4.to_move(State) == X else search.minValue
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.randoms(use_true_random=False),
+    st.integers(0, 3),
+    st.sampled_from(["=", "≤", "≥", "<=", ">=", "?"]),
+    st.sampled_from(["exact", "above", "below", "far"]),
+)
+def test_entry_holds_agrees_with_the_exact_value(rng, limit, flag, where):
+    """The judge proves entries with null-window searches; it must say exactly what the
+    exact value says, for values on, just above, just below and far from it."""
+    State = c4.from_moves(random_game(rng, max_moves=rng.randint(4, 30)))
+    true = depth_limited_value(State, limit)
+    value = {
+        "exact": true,
+        "above": math.nextafter(true, math.inf),
+        "below": math.nextafter(true, -math.inf),
+        "far": rng.uniform(-1, 1),
+    }[where]
+    memo: dict = {}
+    assert entry_holds(State, limit, flag, value, memo=memo) == entry_is_sound(flag, value, true)
+    assert depth_limited_value(State, limit, memo=memo) == true  # the shared memo holds only proven bounds
 
 
 def test_store_cache_flags():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
-from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_is_sound, optimal_successors
+from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
 from reference.games import connect4
 
 from ...checks import Verdict
@@ -15,6 +16,7 @@ from .hints import COUNT_BUGS, board_of, drawn
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
 SHOWN = 3
+SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking one call's cache
 
 
 def raised(call: dict, text: str, State: tuple) -> Verdict:
@@ -48,7 +50,7 @@ def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tupl
 def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...] = ()) -> Verdict:
     """Every entry of gCache after each call (text, observation, root state, limit) holds
     for its (State, limit), and the root's own entry is there."""
-    memo: dict = {}
+    memo: dict = {}  # bounds proven so far, shared by every entry of every call
     checked = 0
     seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
     for text, call, State, limit in calls:
@@ -62,23 +64,32 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
             return Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs)
         problems = []
         keys = set()
-        for entry in entries:
-            key = entry.get("key") if isinstance(entry, dict) else None
-            if isinstance(key, dict) and "state" in key:
-                keys.add((tuple(key["state"]) if isinstance(key["state"], list) else None, key.get("limit")))
-            mark = repr(entry)
-            if mark in seen:
-                continue
-            problem = entry_problem(entry, memo)
-            if problem is None:
-                seen.add(mark)
-            else:
-                problems.append(problem)
+        game = BudgetedGame(GAME, SEARCH_BUDGET)
+        try:
+            for entry in entries:
+                key = entry.get("key") if isinstance(entry, dict) else None
+                if isinstance(key, dict) and "state" in key:
+                    keys.add((tuple(key["state"]) if isinstance(key["state"], list) else None, key.get("limit")))
+                mark = repr(entry)
+                if mark in seen:
+                    continue
+                problem = entry_problem(entry, memo, game, limit)
+                if problem is None:
+                    seen.add(mark)
+                else:
+                    problems.append(problem)
+        except OutOfBudget:
+            return Verdict.fail(
+                f"After {text}, gCache holds {len(entries):,} entries that take the grader more than "
+                f"{SEARCH_BUDGET:,} searched positions to check; a search to limit {limit} from this position "
+                f"stores far fewer. Store only what evaluate found, keyed (State, limit).",
+                bugs,
+            )
         checked += len(entries)
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
             head = f"After {text}, {len(problems)} of the {len(entries)} entries of gCache do not hold:"
-            return Verdict.fail("\n".join([head, *problems[:SHOWN]]) + more, bugs)
+            return Verdict.fail("\n".join([head, *(said() for said in problems[:SHOWN])]) + more, bugs)
         if (tuple(connect4.encode(State)), limit) not in keys:
             return Verdict.fail(
                 f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
@@ -88,35 +99,67 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     return Verdict.ok(f"every one of the {checked} cache entries holds for its (State, limit).")
 
 
-def entry_problem(entry: Any, memo: dict) -> str | None:
+class OutOfBudget(Exception):
+    """The reference searches for one call's cache went past their budget."""
+
+
+class BudgetedGame:
+    """The judges' game with a budget of `next_states` calls: a hostile cache (thousands of
+    far-away positions at a deep limit) must not keep the grader searching for minutes."""
+
+    def __init__(self, game: Any, budget: int) -> None:
+        self.game, self.left = game, budget
+        self.gPlayers, self.to_move = game.gPlayers, game.to_move
+        self.finished, self.utility, self.heuristic = game.finished, game.utility, game.heuristic
+
+    def next_states(self, State: tuple, player: str) -> list:
+        self.left -= 1
+        if self.left < 0:
+            raise OutOfBudget
+        return self.game.next_states(State, player)
+
+
+def entry_problem(entry: Any, memo: dict, game: Any, deepest: int) -> Callable[[], str] | None:
+    """None when the entry holds; else what to say about it (worked out only if shown:
+    the exact value of a wrong entry costs a full search). `deepest`: the call's own limit,
+    which no entry of a correct search exceeds."""
     if not isinstance(entry, dict):
-        return "a malformed entry"
+        return lambda: "- a malformed entry"
     key, flag, value = entry.get("key"), entry.get("flag"), entry.get("value")
     if not isinstance(key, dict) or "state" not in key:
         shown = key.get("unencodable") if isinstance(key, dict) else key
-        return f"- the key {show(shown)} is not a pair (State, limit)."
-    if key.get("limit") is None:
-        return (
+        return lambda: f"- the key {show(shown)} is not a pair (State, limit)."
+    limit = key.get("limit")
+    if limit is None:
+        return lambda: (
             f"- an entry is keyed by the state alone, without the limit: a value found at one depth "
             f"would be used for another. The key must be (State, limit). The state:{board_of(key['state'])}"
         )
     if flag not in FLAG_SPELLINGS:
-        return f"- the entry for limit {key['limit']} has the flag {show(flag)}; flags are '=', '≤' and '≥'."
+        return lambda: f"- the entry for limit {limit} has the flag {show(flag)}; flags are '=', '≤' and '≥'."
     if not is_number(value):
-        return f"- the entry for limit {key['limit']} holds {show(value)}, not a number."
+        return lambda: f"- the entry for limit {limit} holds {show(value)}, not a number."
     try:
         State = connect4.decode(key["state"])
     except ValueError:
-        return "- a key holds something that is not a Connect Four board."
-    limit = key["limit"]
-    true = depth_limited_value(State, limit, game=GAME, memo=memo)
-    if entry_is_sound(flag, cast(float, value), true):  # a number: checked above
+        return lambda: "- a key holds something that is not a Connect Four board."
+    if not 0 <= limit <= deepest:
+        return lambda: (
+            f"- an entry for limit {limit}: the search started at limit {deepest} and counts down, so no "
+            f"position of it is searched to {limit}. The state:{drawn(State)}"
+        )
+    if entry_holds(State, limit, flag, cast(float, value), game=game, memo=memo):
         return None
-    claim = {"=": "claims exactly", "≤": "claims at most", "≥": "claims at least"}[FLAG_SPELLINGS[flag]]
-    return (
-        f"- gCache[(State, {limit})] = ({flag!r}, {show(value)}) {claim} {show(value)}, but the state's value "
-        f"searched to {limit} is {show(true)}. The state ({connect4.to_move(State)} to move):{drawn(State)}"
-    )
+
+    def said() -> str:
+        true = depth_limited_value(State, limit, game=GAME, memo={})
+        claim = {"=": "claims exactly", "≤": "claims at most", "≥": "claims at least"}[FLAG_SPELLINGS[flag]]
+        return (
+            f"- gCache[(State, {limit})] = ({flag!r}, {show(value)}) {claim} {show(value)}, but the state's value "
+            f"searched to {limit} is {show(true)}. The state ({connect4.to_move(State)} to move):{drawn(State)}"
+        )
+
+    return said
 
 
 def judge_nodes(
