@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_OK, UsageError, load_lab
+from .common import EXIT_FAILED, EXIT_MACHINE, EXIT_OK, UsageError, load_lab
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -19,6 +19,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     batch.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     batch.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel graders (default: the number of cores)")
+    batch.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="grade on the workers of this dask.distributed scheduler instead of local processes "
+        "(needs pip install 'abgrade[dask]' here and on the workers; README, Grading on a cluster)",
+    )
     batch.add_argument(
         "--out", type=Path, metavar="OUT", help="gradebook and exports (default: DIR-abgrade next to DIR)"
     )
@@ -49,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.folder}: not a folder of submissions")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.jobs is not None and args.scheduler:
+        raise UsageError("--jobs is for local graders; with --scheduler the cluster's workers grade (one each)")
     try:
         pattern = compile_id_pattern(args.id_pattern)
     except ValueError as exc:
@@ -65,7 +73,26 @@ def run(args: argparse.Namespace) -> int:
         show_hidden=args.show_hidden,
         command=("abgrade", *getattr(args, "argv", ("batch",))),
     )
-    result = run_batch(options, lab, spec, sys.stderr)
+    if args.scheduler:
+        from ..batch.dask_pool import DaskUnavailable, connect
+
+        try:
+            cluster = connect(args.scheduler)
+        except DaskUnavailable as exc:
+            print(f"abgrade: {exc}", file=sys.stderr)
+            return exc.exit_code
+        with cluster:
+            try:
+                result = run_batch(options, lab, spec, sys.stderr, executor=cluster)
+            except (OSError, TimeoutError) as exc:  # the scheduler went away mid-run
+                print(
+                    f"abgrade: lost the dask scheduler at {args.scheduler} ({type(exc).__name__}: {exc}); "
+                    "every finished submission is in the gradebook; the same command grades the rest",
+                    file=sys.stderr,
+                )
+                return EXIT_MACHINE
+    else:
+        result = run_batch(options, lab, spec, sys.stderr)
     print(summary_text(result.summary, lab.bug_hints))
     if result.problems:
         print("\n  not graded (fix the folder and run again):")
