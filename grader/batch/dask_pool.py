@@ -45,11 +45,12 @@ REFRESH_SECONDS = 2.0  # how often the number of workers (the window) is asked a
 
 
 class DaskUnavailable(Exception):
-    """The cluster can't be used: one line for the user, naming the fix, and the exit code."""
+    """The cluster can't be used: one line for the user, naming the fix; `machine` when the
+    cluster is not there (exit code 3), else the command or an install must change (2)."""
 
-    def __init__(self, message: str, exit_code: int) -> None:
+    def __init__(self, message: str, machine: bool = False) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.machine = machine
 
 
 @dataclass
@@ -180,19 +181,17 @@ class DaskPool:
 def connect(address: str, connect_seconds: float = CONNECT_SECONDS) -> DaskPool:
     """A DaskPool on the scheduler at `address`, once it has a worker that runs the same
     abgrade as this machine. Raises DaskUnavailable (one line naming the fix) otherwise."""
-    from ..commands.common import EXIT_MACHINE, EXIT_USAGE
-
     try:
         from distributed import Client
     except ImportError:
-        raise DaskUnavailable("--scheduler needs dask: pip install 'abgrade[dask]'", EXIT_USAGE) from None
+        raise DaskUnavailable("--scheduler needs dask: pip install 'abgrade[dask]'") from None
     from distributed.comm.addressing import parse_address, parse_host_port
 
     try:  # checked first: Client() would spend its whole timeout on a malformed address
         parse_host_port(parse_address(address)[1])
     except ValueError as exc:
         raise DaskUnavailable(
-            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT", EXIT_USAGE
+            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
         ) from None
     try:
         client = Client(address, timeout=connect_seconds, set_as_default=False)
@@ -200,7 +199,7 @@ def connect(address: str, connect_seconds: float = CONNECT_SECONDS) -> DaskPool:
         raise DaskUnavailable(
             f"no dask scheduler answers at {address} ({type(exc).__name__}); start one (`dask scheduler`) "
             "or give its address as --scheduler tcp://HOST:PORT",
-            EXIT_MACHINE,
+            machine=True,
         ) from None
     try:
         _check_workers(client, address)
@@ -212,15 +211,13 @@ def connect(address: str, connect_seconds: float = CONNECT_SECONDS) -> DaskPool:
 
 def _check_workers(client: Client, address: str) -> None:
     """Every worker must run this abgrade: another version might grade differently."""
-    from ..commands.common import EXIT_MACHINE, EXIT_USAGE
-
     try:
         client.wait_for_workers(1, timeout=WORKERS_SECONDS)
     except TimeoutError:
         raise DaskUnavailable(
             f"the dask scheduler at {address} has no worker after {WORKERS_SECONDS:g} s; start some "
             f"(dask worker {address} --nthreads 1)",
-            EXIT_MACHINE,
+            machine=True,
         ) from None
     mine = importlib.metadata.version("abgrade")
     theirs = client.run(importlib.metadata.version, "abgrade", on_error="return")
@@ -231,5 +228,4 @@ def _check_workers(client: Client, address: str) -> None:
         raise DaskUnavailable(
             f"dask worker {worker} has {found}, this machine abgrade {mine} ({len(wrong)} of {len(theirs)} workers "
             f"differ); install the same abgrade on every worker (pip install 'abgrade[dask]')",
-            EXIT_USAGE,
         )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_MACHINE, EXIT_OK, UsageError, load_lab
+from .common import EXIT_FAILED, EXIT_MACHINE, EXIT_OK, EXIT_USAGE, UsageError, load_lab
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             cluster = connect(args.scheduler)
         except DaskUnavailable as exc:
             print(f"abgrade: {exc}", file=sys.stderr)
-            return exc.exit_code
+            return EXIT_MACHINE if exc.machine else EXIT_USAGE
         with cluster:
             try:
                 result = run_batch(options, lab, spec, sys.stderr, executor=cluster)
