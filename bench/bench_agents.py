@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rounds import run, spread  # bench/rounds.py, next to this script
+from rounds import interleave, ratios, run, spread, timer  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
@@ -75,7 +75,7 @@ def main() -> None:
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(work, handle)
-    bare_command = [sys.executable, "-c", BARE, args.submission, handle.name]
+    bare_command = [sys.executable, "-B", "-c", BARE, args.submission, handle.name]
     graded_command = [
         sys.executable,
         "-m",
@@ -88,13 +88,11 @@ def main() -> None:
         str(SEED),
         "--quiet",
     ]
-    bare, graded, score = [], [], ""
-    for _ in range(args.runs):
-        bare.append(run(bare_command)[0])
-        seconds, score = run(graded_command)
-        graded.append(seconds)
+    score = run(graded_command)[1]
+    times = interleave({"bare": timer(bare_command), "graded": timer(graded_command)}, args.runs, warm_up=False)
+    bare, graded = times["bare"], times["graded"]
     Path(handle.name).unlink()
-    ratios = [g / b for g, b in zip(graded, bare)]
+    per_round = ratios(graded, bare)
     calls = sum(len(request["calls"]) for request in work["requests"])
     games = sum(match["games"] for match in work["matches"])
     print(
@@ -104,7 +102,7 @@ def main() -> None:
     print(f"                        {'min':>7} {'median':>7} {'max':>7}")
     print(f"  bare python -c (s)    {spread(bare)}")
     print(f"  abgrade grade (s)     {spread(graded)}   (goal: < 30 s)")
-    print(f"  ratio per round       {spread(ratios)}   (goal: <= 1.3x)")
+    print(f"  ratio per round       {spread(per_round)}   (goal: <= 1.3x)")
 
 
 if __name__ == "__main__":

@@ -1,44 +1,58 @@
-"""Batch grading throughput: `abgrade batch` over 20 submissions of the tree lab
-(specs/tree.yaml), with 1 and with 2 workers, for `.py` files and for notebooks, in
-submissions per minute, against a bare pool that only runs the same files:
+"""Batch grading throughput, side by side: `abgrade batch` over N submissions of the tree
+lab (specs/tree.yaml) with 1 and 2 local jobs and on a local Dask cluster of 2 workers,
+for `.py` files and for notebooks, in submissions per minute, against bare pools that only
+run the same files:
 
 - notebooks: a `multiprocessing.Pool` of N processes that execute each notebook with
-  nbclient (`NotebookClient(nb).execute()`) and nothing else: no sandbox, no observer,
-  no cases, no judging, no gradebook (errors allowed, as abgrade runs every cell);
-- `.py`: a `multiprocessing.Pool` of N processes that each start a plain Python process
-  per file making the same calls as the grader (bench/bare_tree_run.py).
+  nbclient and nothing else (no sandbox, observer, cases, judging or gradebook; errors
+  allowed, as abgrade runs every cell), twice: plain `NotebookClient(nb).execute()`, and
+  with the shortcuts abgrade's own kernels take (grader/sandbox/notebook.py: IPC transport
+  instead of TCP, the kernel started directly as `python -m ipykernel_launcher` with
+  IPython's history off, no cell timing, the kernel killed at the end instead of shut down
+  politely), the true floor of a fresh kernel per notebook;
+- `.py`: a `multiprocessing.Pool` of N processes that each start a plain `python -B` per
+  file making the grader's calls (bench/bare_tree_run.py).
 
 The batch is timed as a user runs it (`python -m grader batch`, a fresh output folder,
 gradebook and exports included); the bare pools run inside this process, so they don't
-even pay an interpreter start. Goals: the batch no slower than the bare nbclient pool,
-and 2 workers at least 1.6x one.
+even pay an interpreter start. The Dask cluster (`dask scheduler` and two `dask worker
+--nthreads 1`) is started once, before the rounds, as an instructor's cluster would be.
+Rounds are interleaved (every configuration once per round, in turn); min / median / max
+of each, and of the ratios per round. The bare pools run on a copy of the class folder
+with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgrade grades.
+otter-grader and nbgrader are looked for and reported as not installed when absent.
 
-    python bench/bench_batch.py [--runs 3]
+    python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
+from rounds import ENV, interleave, ratios  # noqa: E402  (bench/rounds.py)
+
 from grader.labs import get_lab  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
 from tests.notebook_builder import notebook_from_py  # noqa: E402
 
-SUBMISSIONS = 20
 SEED = 1
 SOURCES = [
     PROJECT / "reference" / "solutions" / "tree.py",
@@ -47,34 +61,58 @@ SOURCES = [
 ]
 
 
-def class_folders(root: Path) -> dict[str, Path]:
-    """Two class folders of SUBMISSIONS students each: `.py` files and their notebooks."""
+def class_folders(root: Path, count: int) -> dict[str, Path]:
+    """Two class folders of `count` students each: `.py` files and their notebooks."""
     folders = {"py": root / "py", "ipynb": root / "ipynb"}
     for folder in folders.values():
         folder.mkdir()
-    for number in range(SUBMISSIONS):
+    for number in range(count):
         source = SOURCES[number % len(SOURCES)]
-        name = f"s{number:02d}_{source.stem}"
+        name = f"s{number:03d}_{source.stem}"
         shutil.copyfile(source, folders["py"] / f"{name}.py")
         notebook_from_py(source, folders["ipynb"] / f"{name}.ipynb")
     return folders
 
 
-def execute_notebook(path: Path) -> None:
+# --- the bare pools ----------------------------------------------------------------------
+
+
+def execute_notebook(path: Path, shortcuts: bool) -> None:
     import nbclient
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
     with tempfile.TemporaryDirectory() as workdir:
+        resources = {"metadata": {"path": workdir}}
+        if not shortcuts:
+            nbclient.NotebookClient(
+                notebook, kernel_name="python3", timeout=60, allow_errors=True, resources=resources
+            ).execute()
+            return
+        from jupyter_client.kernelspec import KernelSpec
+        from jupyter_client.manager import AsyncKernelManager
+
+        km = AsyncKernelManager(
+            kernel_name="python3", transport="ipc", ip=f"{workdir}/k", connection_file=f"{workdir}/kernel.json"
+        )
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--HistoryManager.enabled=False"]
+        km._kernel_spec = KernelSpec(argv=argv, display_name="Python 3", language="python")
         nbclient.NotebookClient(
-            notebook, kernel_name="python3", timeout=60, allow_errors=True, resources={"metadata": {"path": workdir}}
+            notebook,
+            km=km,
+            kernel_name="python3",
+            timeout=60,
+            allow_errors=True,
+            resources=resources,
+            record_timing=False,
+            shutdown_kernel="immediate",  # killed, not asked to shut down
         ).execute()
 
 
 def run_python(arguments: tuple[Path, Path]) -> None:
     cases, path = arguments
     subprocess.run(
-        [sys.executable, str(HERE / "bare_tree_run.py"), str(cases), str(path)], capture_output=True, check=False
+        [sys.executable, "-B", str(HERE / "bare_tree_run.py"), str(cases), str(path)], capture_output=True, check=False
     )
 
 
@@ -83,15 +121,18 @@ def quiet() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
 
 
-def bare_pool(kind: str, folder: Path, workers: int, cases: Path) -> float:
+def bare_pool(kind: str, folder: Path, workers: int, cases: Path, shortcuts: bool = False) -> float:
     files = sorted(folder.iterdir())
     started = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(workers, initializer=quiet) as pool:
         if kind == "ipynb":
-            pool.map(execute_notebook, files, chunksize=1)
+            pool.map(partial(execute_notebook, shortcuts=shortcuts), files, chunksize=1)
         else:
             pool.map(run_python, [(cases, f) for f in files], chunksize=1)
     return time.perf_counter() - started
+
+
+# --- abgrade batch -------------------------------------------------------------------------
 
 
 def grader_memory(root: int) -> int:
@@ -117,83 +158,171 @@ def grader_memory(root: int) -> int:
     return sum(rss.get(pid, 0) for pid in tree if uid.get(pid) == os.getuid())
 
 
-PEAKS: dict[tuple[str, int], list[int]] = {}
+PEAKS: dict[str, list[int]] = {}
 
 
-def abgrade_batch(folder: Path, workers: int, out: Path) -> float:
+def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
     shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
     started = time.perf_counter()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "batch",
-            str(folder),
-            "--lab",
-            "tree",
-            "--jobs",
-            str(workers),
-            "--seed",
-            str(SEED),
-            "--out",
-            str(out),
-        ],
+        [*command, "--out", str(out), *executor],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         cwd=PROJECT,
+        env=ENV,
     )
     peak = 0
     while process.poll() is None:
         peak = max(peak, grader_memory(process.pid))
         time.sleep(0.05)
     seconds = time.perf_counter() - started
-    PEAKS.setdefault((folder.name, workers), []).append(peak)
+    PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
-        raise SystemExit(f"abgrade batch failed:\n{process.stderr.read()[-2000:]}")
+        raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
     return seconds
 
 
-def per_minute(seconds: float) -> float:
-    return SUBMISSIONS * 60 / seconds
+# --- a local Dask cluster --------------------------------------------------------------------
+
+
+class LocalCluster:
+    """`dask scheduler` and two `dask worker --nthreads 1`, as processes on this machine."""
+
+    def __init__(self, folder: Path, workers: int = 2) -> None:
+        dask = str(Path(sys.executable).with_name("dask"))
+        scheduler_file = folder / "scheduler.json"
+        log = (folder / "cluster.log").open("w")
+        spawn = partial(subprocess.Popen, stdout=log, stderr=log, cwd=folder, env=ENV, start_new_session=True)
+        self.processes = [
+            spawn(
+                [
+                    dask,
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(scheduler_file),
+                ]
+            )  # fmt: skip
+        ]
+        while not scheduler_file.exists():
+            time.sleep(0.1)
+        time.sleep(0.3)
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        for _ in range(workers):
+            self.processes.append(
+                spawn([dask, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1", "--nthreads", "1"])
+            )
+        from distributed import Client
+
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=60)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            process.wait(timeout=30)
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def rates(count: int, seconds: list[float]) -> str:
+    """Submissions per minute: min / median / max (the slowest round gives the minimum)."""
+    per_minute = sorted(count * 60 / s for s in seconds)
+    return f"{per_minute[0]:7.1f} {statistics.median(per_minute):7.1f} {per_minute[-1]:7.1f}"
+
+
+def ratio_line(label: str, values: list[float], goal: str) -> str:
+    low, mid, high = min(values), statistics.median(values), max(values)
+    return f"  {label:<58}{low:5.2f} {mid:5.2f} {high:5.2f}x   {goal}"
+
+
+def other_graders() -> list[str]:
+    """otter-grader and nbgrader are measured only where installed; they need an assignment
+    set-up of their own (an autograder zip, a course database), which this bench does not
+    build: so they are detected and reported, never quoted."""
+    lines = []
+    for name, module in (("otter-grader", "otter"), ("nbgrader", "nbgrader")):
+        if importlib.util.find_spec(module) is None:
+            lines.append(f"  {name}: not installed")
+        else:
+            lines.append(f"  {name}: installed, but not measured (it needs its own assignment set-up)")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3, help="median of this many runs of each configuration")
+    parser.add_argument("--rounds", "--runs", type=int, default=3, help="interleaved rounds of every configuration")
+    parser.add_argument("--submissions", type=int, default=20)
+    parser.add_argument("--kinds", default="py,ipynb")
+    parser.add_argument("--no-dask", action="store_true", help="leave out the local Dask cluster")
     args = parser.parse_args()
+    have_dask = importlib.util.find_spec("distributed") is not None and not args.no_dask
     root = Path(tempfile.mkdtemp(prefix="abgrade-bench-"))
-    folders = class_folders(root)
+    folders = class_folders(root, args.submissions)
     cases = root / "cases.json"
     cases.write_text(json.dumps([p.request for p in get_lab("tree").plans(load_spec(spec_path("tree")), SEED)]))
-    rows = []
-    for kind in ("py", "ipynb"):
-        for workers in (1, 2):
-            batch, bare = [], []
-            for _ in range(args.runs):  # interleaved, so that a busy moment hits both alike
-                batch.append(abgrade_batch(folders[kind], workers, root / "out"))
-                bare.append(bare_pool(kind, folders[kind], workers, cases))
-            rows.append((kind, workers, statistics.median(batch), statistics.median(bare)))
-    shutil.rmtree(root, ignore_errors=True)
+    cluster = LocalCluster(root) if have_dask else None
+    results: dict[str, dict[str, list[float]]] = {}
+    try:
+        for kind in args.kinds.split(","):
+            bare_folder = root / f"bare-{kind}"  # the bare pools' own copy: whatever they leave stays there
+            shutil.copytree(folders[kind], bare_folder)
+            out = root / "out"
+            contenders: dict[str, Callable[[], float]] = {
+                "abgrade batch, 1 job": partial(abgrade_batch, folders[kind], out, f"{kind} 1", "--jobs", "1"),
+                "abgrade batch, 2 jobs": partial(abgrade_batch, folders[kind], out, f"{kind} 2", "--jobs", "2"),
+            }
+            if cluster is not None:
+                contenders["abgrade batch, Dask (2 local workers)"] = partial(
+                    abgrade_batch, folders[kind], out, f"{kind} dask", "--scheduler", cluster.address
+                )
+            if kind == "ipynb":
+                contenders["bare nbclient pool, 2 (plain)"] = partial(bare_pool, kind, bare_folder, 2, cases)
+                for workers in (1, 2):
+                    contenders[f"bare nbclient pool, {workers} (abgrade's shortcuts)"] = partial(
+                        bare_pool, kind, bare_folder, workers, cases, True
+                    )
+            else:
+                for workers in (1, 2):
+                    contenders[f"bare python pool, {workers}"] = partial(bare_pool, kind, bare_folder, workers, cases)
+            results[kind] = interleave(contenders, args.rounds)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
+    count = args.submissions
     print(
-        f"{SUBMISSIONS} submissions of the tree lab (specs/tree.yaml), median of {args.runs} runs, "
-        f"submissions per minute (higher is better)"
+        f"{count} submissions of the tree lab (specs/tree.yaml), {args.rounds} interleaved rounds, "
+        f"submissions per minute (higher is better): min / median / max"
     )
-    print(f"  {'kind':<8}{'workers':>8}{'abgrade batch':>16}{'bare pool':>12}{'batch speed':>13}")
-    for kind, workers, batch, bare in rows:
-        print(f"  {'.' + kind:<8}{workers:>8}{per_minute(batch):>16.1f}{per_minute(bare):>12.1f}{bare / batch:>12.2f}x")
-    for kind in ("py", "ipynb"):
-        one, two = (batch for k, _, batch, _ in rows if k == kind)
-        print(f"  .{kind}: 2 workers are {one / two:.2f}x one (goal: >= 1.6x)")
-    for (kind, workers), peaks in sorted(PEAKS.items()):
-        print(
-            f"  .{kind}, {workers} workers: peak resident memory of all grader processes "
-            f"{max(peaks) / 2**20:.0f} MB (goal for notebooks with 2 workers: < 1024 MB)"
-        )
-    print("  batch speed: the batch's rate over the bare pool's (>= 1.00x: no slower); bare pool: nbclient")
-    print("  execute for notebooks, a plain python process making the grader's calls for .py")
+    for kind, times in results.items():
+        print(f"\n  .{kind}")
+        for name, seconds in times.items():
+            print(f"  {name:<58}{rates(count, seconds)}")
+        print("  ratios per round (min / median / max):")
+        one, two = times["abgrade batch, 1 job"], times["abgrade batch, 2 jobs"]
+        print(ratio_line("2 jobs over 1 job", ratios(one, two), "(goal: >= 1.6x)"))
+        if "abgrade batch, Dask (2 local workers)" in times:
+            dask = times["abgrade batch, Dask (2 local workers)"]
+            print(ratio_line("Dask (2 workers) over 2 local jobs", ratios(two, dask), "(goal: >= 0.9x)"))
+        floor = "bare nbclient pool, 2 (abgrade's shortcuts)" if kind == "ipynb" else "bare python pool, 2"
+        print(ratio_line(f"2 jobs over the {floor}", ratios(times[floor], two), "(1.00x: as fast as the floor)"))
+        if kind == "ipynb":
+            plain = times["bare nbclient pool, 2 (plain)"]
+            print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))
+    for label, peaks in sorted(PEAKS.items()):
+        print(f"  peak resident memory of the batch's grader processes, .{label}: {max(peaks) / 2**20:.0f} MB")
+    print("\n  other graders:")
+    print("\n".join(other_graders()))
 
 
 if __name__ == "__main__":

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from rounds import run, spread  # bench/rounds.py, next to this script
+from rounds import interleave, ratios, run, spread, timer  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
@@ -65,33 +63,25 @@ def main() -> None:
     parser.add_argument("submission", nargs="?", default=str(PROJECT / "reference" / "solutions" / "connect4.py"))
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    # both runs as an installed package runs: with its byte code cached (pip writes it on
-    # install; with this variable set, every run of either would compile its modules again)
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     plans = get_lab("connect4").plans(load_spec(spec_path("connect4")), SEED)
     requests = [plan.request for plan in plans]
     calls = sum(len(r["calls"]) for r in requests)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(requests, handle)
     game = str(PROJECT / "reference" / "games" / "connect4.py")
-    bare_command = [sys.executable, "-c", BARE, handle.name, args.submission, game]
+    bare_command = [sys.executable, "-B", "-c", BARE, handle.name, args.submission, game]
     grade_command = [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "connect4",
                      "--seed", str(SEED), "--quiet"]  # fmt: skip
-    run(bare_command)  # warm-up (file caches)
-    bare, graded, score = [], [], ""
-    for _ in range(args.rounds):
-        bare.append(run(bare_command)[0])
-        seconds, score = run(grade_command)
-        graded.append(seconds)
+    score = run(grade_command)[1]  # and warm-up (file caches)
+    times = interleave({"bare": timer(bare_command), "graded": timer(grade_command)}, args.rounds, warm_up=False)
+    bare, graded = times["bare"], times["graded"]
     Path(handle.name).unlink()
-    ratios = [g / b for g, b in zip(graded, bare)]
+    per_round = ratios(graded, bare)
     print(f"connect4 lab, {len(requests)} requests, {calls} calls, {args.rounds} interleaved rounds; score {score}")
     print(f"                   {'min':>6} {'median':>6} {'max':>6}")
     print(f"  bare python -c   {spread(bare)}")
     print(f"  abgrade grade    {spread(graded)}   (goal: < 20 s)")
-    print(
-        f"  ratio            {min(ratios):6.2f} {statistics.median(ratios):6.2f} {max(ratios):6.2f} x   (goal: <= 1.3x)"
-    )
+    print(f"  ratio per round  {spread(per_round, 'x')}   (goal: <= 1.3x)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The connect4 reference solver on Pons' Test_L3_R1: all 1,000 positions solved and checked
 against their published scores, in each of Pons' four counted configurations and with our
-transposition table, for several rounds. Prints, per configuration, the mean node count
+transposition table, for several rounds, interleaved (each round runs every configuration
+once, in turn). Prints, per configuration, the mean node count
 beside Pons' published one, the time for the 1,000 positions and nodes per second (min,
 median and max over the rounds). Pons' published figures compared here are his mean node
 counts (the shared README); his timings, measured in C++ on his machine, are not in the
@@ -15,6 +16,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
+
+from rounds import interleave  # bench/rounds.py, next to this script
 
 from reference import connect4_solver as solver
 
@@ -54,16 +58,23 @@ def main() -> None:
     args = parser.parse_args()
     positions = solver.load_test_set("Test_L3_R1")
     print(f"Test_L3_R1, {len(positions)} positions, {args.rounds} rounds; min / median / max")
-    for label, options, published in CONFIGURATIONS:
-        times, nodes = [], 0
-        for _ in range(args.rounds):
-            seconds, nodes = run(positions, options)
-            times.append(seconds)
-        rates = [nodes / seconds for seconds in times]
+    nodes: dict[str, int] = {}
+
+    def contender(label: str, options: dict) -> Callable[[], float]:
+        def measure() -> float:
+            seconds, nodes[label] = run(positions, options)
+            return seconds
+
+        return measure
+
+    # interleaved: each round solves the set once per configuration, in turn
+    times = interleave({label: contender(label, options) for label, options, _ in CONFIGURATIONS}, args.rounds)
+    for label, _, published in CONFIGURATIONS:
+        rates = [nodes[label] / seconds for seconds in times[label]]
         pons = f"{published:.1f}" if published is not None else "-"
         print(
-            f"{label:34} mean nodes {nodes / len(positions):7.3f} (Pons {pons:>5})"
-            f"  time {spread(times)} s  nodes/s {spread(rates, 0)}"
+            f"{label:34} mean nodes {nodes[label] / len(positions):7.3f} (Pons {pons:>5})"
+            f"  time {spread(times[label])} s  nodes/s {spread(rates, 0)}"
         )
 
 

@@ -1,6 +1,8 @@
 """Grader memory while grading a notebook whose cells print and display a flood of
 output (issue 13: 2 GB displayed must keep the grader under 300 MB). Prints the grader's
-peak RSS, its growth over the baseline, the time and what the load test says.
+peak RSS, its growth over the baseline, the time and what the load test says. One
+contender and a high-water mark (ru_maxrss can't be reset within a process): there is
+nothing to interleave; each run is its own process, so repeat the command for a spread.
 
     python bench/bench_notebook_flood.py            # 2 GB (1 GB printed, 1 GB displayed)
     python bench/bench_notebook_flood.py --mb 200

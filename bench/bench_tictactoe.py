@@ -1,9 +1,11 @@
 """Grading one `.py` submission of the tictactoe lab against specs/tictactoe.yaml, end to
 end (`abgrade grade`, a fresh process each time), against a bare `python -c` that imports
 the same submission and makes the same calls (same boards, players, depths and windows,
-the random positions of the same seed) with nothing watched or judged. Goal: at most 1.5x.
+the random positions of the same seed) with nothing watched or judged. Rounds are
+interleaved (bare, graded, ...); min / median / max of wall and CPU time and of the ratio
+per round. Goal: at most 1.5x.
 
-    python bench/bench_tictactoe.py [--runs 5] [SUBMISSION]
+    python bench/bench_tictactoe.py [--rounds 5] [SUBMISSION]
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
+
+from rounds import interleave, ratios, run, spread  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
@@ -40,55 +42,53 @@ for call in calls:
 """
 
 
-def timed(command: list[str], runs: int) -> tuple[float, float, str]:
-    """Median wall time and median CPU time (user + system, the process and every process it
-    waited for: the grader's worker too) of `runs` runs, after one warm-up run, and what the
-    warm-up printed. CPU time is the steadier figure on a busy machine."""
-    warm_up = subprocess.run(command, check=False, capture_output=True, text=True, cwd=PROJECT)
-    if warm_up.stderr.strip():
-        sys.exit(f"{' '.join(command[:4])} ... failed:\n{warm_up.stderr}")
-    walls, cpus = [], []
-    for _ in range(runs):
+def cpu_timer(command: list[str], cpus: list[float]) -> Callable[[], float]:
+    """A contender: one run's wall seconds; its CPU time (user + system, the process and
+    every process it waited for: the grader's worker too) goes to `cpus`, the steadier
+    figure on a busy machine."""
+
+    def measure() -> float:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(command, check=False, capture_output=True, cwd=PROJECT)
-        walls.append(time.perf_counter() - start)
+        seconds, _ = run(command)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus), warm_up.stdout.strip()
+        return seconds
+
+    return measure
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("submission", nargs="?", default=str(PROJECT / "reference" / "solutions" / "tictactoe.py"))
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rounds", "--runs", type=int, default=5)
     args = parser.parse_args()
     plans = get_lab("tictactoe").plans(load_spec(spec_path("tictactoe")), SEED)
     calls = [call for plan in plans for call in plan.request["calls"]]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(calls, handle)
-    bare = timed([sys.executable, "-c", BARE, handle.name, args.submission], args.runs)
-    graded = timed(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "grade",
-            args.submission,
-            "--lab",
-            "tictactoe",
-            "--seed",
-            str(SEED),
-            "--quiet",
-        ],
-        args.runs,
+    graded_command = [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tictactoe",
+                      "--seed", str(SEED), "--quiet"]  # fmt: skip
+    score = run(graded_command)[1]
+    cpus: dict[str, list[float]] = {"bare": [], "graded": []}
+    walls = interleave(
+        {
+            "bare": cpu_timer([sys.executable, "-B", "-c", BARE, handle.name, args.submission], cpus["bare"]),
+            "graded": cpu_timer(graded_command, cpus["graded"]),
+        },
+        args.rounds,
     )
+    cpus = {name: values[1:] for name, values in cpus.items()}  # without the warm-up run
     Path(handle.name).unlink()
-    print(f"tictactoe lab, {len(plans)} requests, {len(calls)} calls, median of {args.runs} runs; score {graded[2]}")
-    print(f"                       {'wall':>8}    {'cpu':>8}")
-    print(f"  bare python -c       {bare[0] * 1000:8.0f} ms {bare[1] * 1000:8.0f} ms")
-    print(f"  abgrade grade        {graded[0] * 1000:8.0f} ms {graded[1] * 1000:8.0f} ms")
-    print(f"  ratio                {graded[0] / bare[0]:8.2f}x    {graded[1] / bare[1]:8.2f}x   (goal: <= 1.5x)")
+    print(f"tictactoe lab, {len(plans)} requests, {len(calls)} calls, {args.rounds} interleaved rounds; score {score}")
+    print(
+        f"                       wall (s): {'min':>6} {'median':>6} {'max':>6}   cpu (s): {'min':>6} {'median':>6} {'max':>6}"
+    )
+    for name, label in (("bare", "bare python -c"), ("graded", "abgrade grade")):
+        print(f"  {label:<20}          {spread(walls[name])}            {spread(cpus[name])}")
+    print(
+        f"  ratio per round               {spread(ratios(walls['graded'], walls['bare']), 'x')}           "
+        f"{spread(ratios(cpus['graded'], cpus['bare']), 'x')}   (goal: <= 1.5x)"
+    )
 
 
 if __name__ == "__main__":

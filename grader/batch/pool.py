@@ -30,32 +30,12 @@ from typing import Any, TypeAlias
 
 from ..sandbox.limits import die_with_grader
 from ..sandbox.worker import exit_description
+from .executor import ATTEMPTS, TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
 
-ATTEMPTS = 3  # a job whose worker dies or whose task raises is tried this often
-RETRY_DELAY_SECONDS = 1.0  # per attempt already made: a machine that can't start a kernel gets a breather
-TICK_SECONDS = 0.25  # how often the caller's on_tick runs (progress bar) while waiting
+__all__ = ["ATTEMPTS", "Job", "JobResult", "LocalPool", "default_workers", "run_jobs"]
+
 # what _context() makes; unlike BaseContext, typed with the Process of its start method
 _Context: TypeAlias = "multiprocessing.context.ForkContext | multiprocessing.context.ForkServerContext"
-
-
-@dataclass
-class Job:
-    key: str
-    path: Path
-    attempts: int = 0
-    not_before: float = 0.0
-
-
-@dataclass
-class JobResult:
-    """A finished job: the task's return value, or why there is none (after the last attempt)."""
-
-    job: Job
-    value: Any = None
-    failure: str | None = None
-    seconds: float = 0.0
-    retryable: bool = False  # the worker died or the task raised: another attempt may succeed
-    machine: bool = False  # the task raised (a machine problem), as opposed to a death or an expired deadline
 
 
 def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
@@ -115,13 +95,29 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass(frozen=True)
+class LocalPool:
+    """The executor of this machine: `workers` grader processes (see run_jobs)."""
+
+    workers: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.workers} worker(s)"
+
+    def run(
+        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+    ) -> None:
+        run_jobs(jobs, task, self.workers, deadline, on_result, on_tick)
+
+
 def run_jobs(
     jobs: list[Job],
     task: Callable[[Path], Any],
     workers: int,
     deadline: float,
-    on_result: Callable[[JobResult], None],
-    on_tick: Callable[[list[float]], None] = lambda running: None,
+    on_result: OnResult,
+    on_tick: OnTick = lambda running: None,
 ) -> None:
     """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
     `on_result` in this process as each job ends. A job whose worker dies or whose task
@@ -145,11 +141,7 @@ def run_jobs(
                 if not worker.process.is_alive():
                     worker.stop()
                     pool.remove(worker)
-                if result.retryable and result.job.attempts < ATTEMPTS:
-                    result.job.not_before = time.monotonic() + RETRY_DELAY_SECONDS * result.job.attempts
-                    queue.append(result.job)
-                else:
-                    on_result(result)
+                settle(result, queue.append, on_result)
             now = time.monotonic()
             on_tick([now - w.started for w in pool if w.job is not None])
     finally:

@@ -20,12 +20,13 @@ from ..labs import Lab
 from ..results import GradeReport
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
+from .executor import Executor, Job, JobResult
 from .exports import write_exports
 from .gradebook import Gradebook, GradeKey
 from .insights import ClassInsights, class_insights
 from .late import LatePolicy, penalties, submission_times
 from .lock import gradebook_lock
-from .pool import Job, JobResult, run_jobs
+from .pool import LocalPool
 from .progress import Progress
 from .scratch import make_run_folder, sweep_stale
 from .summary import ClassSummary, summarize
@@ -153,18 +154,25 @@ def resume_advice(options: BatchOptions, seed: int) -> str:
 
 
 def run_batch(
-    options: BatchOptions, lab: Lab, spec: Spec, stream: TextIO, task: Callable[[Path], Any] | None = None
+    options: BatchOptions,
+    lab: Lab,
+    spec: Spec,
+    stream: TextIO,
+    task: Callable[[Path], Any] | None = None,
+    executor: Executor | None = None,
 ) -> BatchResult:
     """Grade the class folder; `stream` gets the progress, `task` (for tests) replaces the
-    real grading. On Ctrl-C or any error the run is marked interrupted and the exception
-    goes on: what was graded is in the gradebook, and the advice printed says what
-    continues it. Raises GradebookBusy when another live run holds the gradebook."""
+    real grading, `executor` the local pool of `options.jobs` processes (a Dask cluster).
+    On Ctrl-C or any error the run is marked interrupted and the exception goes on: what
+    was graded is in the gradebook, and the advice printed says what continues it. Raises
+    GradebookBusy when another live run holds the gradebook."""
     folder = options.folder.resolve()  # grader processes get absolute paths, whatever their working folder
+    executor = executor or LocalPool(options.jobs)
     with gradebook_lock(options.out):
         sweep_stale()
         scratch = make_run_folder()
         try:
-            return _run_locked(options, folder, lab, spec, stream, task, scratch)
+            return _run_locked(options, folder, lab, spec, stream, task, scratch, executor)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -177,6 +185,7 @@ def _run_locked(
     stream: TextIO,
     task: Callable[[Path], Any] | None,
     scratch: Path,
+    executor: Executor,
 ) -> BatchResult:
     discovery = discover(folder, options.id_pattern)
     book = Gradebook(options.out / GRADEBOOK_NAME)
@@ -192,7 +201,7 @@ def _run_locked(
         lateness = record_lateness(options, book, spec.lab, discovery.submissions)
         print(
             f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
-            f"with {options.jobs} worker(s), seed {seed}",
+            f"with {executor.where}, seed {seed}",
             file=stream,
         )
         for line in lateness:
@@ -205,7 +214,7 @@ def _run_locked(
             print(f"  skipped {problem}", file=stream)
         for entry in discovery.ignored:
             print(f"  ignored {entry}", file=stream)
-        run_id = book.start_run(spec, seed, options.jobs, folder)
+        run_id = book.start_run(spec, seed, executor.workers, folder)
         by_student = {s.student: s for s in todo}
         deadline = spec.limits.submission_seconds + DEADLINE_MARGIN_SECONDS
         progress = Progress(len(todo), stream, live=stream.isatty(), limit=deadline)
@@ -224,7 +233,7 @@ def _run_locked(
 
         try:
             task = task or GradeTask(lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch)
-            run_jobs([Job(s.student, s.path) for s in todo], task, options.jobs, deadline, record, progress.tick)
+            executor.run([Job(s.student, s.path) for s in todo], task, deadline, record, progress.tick)
         except BaseException:
             progress.close()
             book.end_run(run_id, "interrupted")

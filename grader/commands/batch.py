@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_OK, UsageError, load_lab
+from .common import EXIT_FAILED, EXIT_MACHINE, EXIT_OK, EXIT_USAGE, UsageError, load_lab
 
 if TYPE_CHECKING:
     from ..batch.late import LatePolicy
@@ -26,6 +26,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
     batch.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     batch.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel graders (default: the number of cores)")
+    batch.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="grade on the workers of this dask.distributed scheduler instead of local processes "
+        "(needs pip install 'abgrade[dask]' here and on the workers; README, Grading on a cluster)",
+    )
     batch.add_argument(
         "--out", type=Path, metavar="OUT", help="gradebook and exports (default: DIR-abgrade next to DIR)"
     )
@@ -138,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
             "--regrade grades everyone with a fresh seed; --student and --failed-only regrade with the class's "
             "seed: give one or the other"
         )
+    if args.jobs is not None and args.scheduler:
+        raise UsageError("--jobs is for local graders; with --scheduler the cluster's workers grade (one each)")
     try:
         pattern = compile_id_pattern(args.id_pattern)
     except ValueError as exc:
@@ -162,7 +170,26 @@ def run(args: argparse.Namespace) -> int:
         late=policy,
         timestamps=timestamps,
     )
-    result = run_batch(options, lab, spec, sys.stderr)
+    if args.scheduler:
+        from ..batch.dask_pool import DaskUnavailable, connect
+
+        try:
+            cluster = connect(args.scheduler)
+        except DaskUnavailable as exc:
+            print(f"abgrade: {exc}", file=sys.stderr)
+            return EXIT_MACHINE if exc.machine else EXIT_USAGE
+        with cluster:
+            try:
+                result = run_batch(options, lab, spec, sys.stderr, executor=cluster)
+            except (OSError, TimeoutError) as exc:  # the scheduler went away mid-run
+                print(
+                    f"abgrade: lost the dask scheduler at {args.scheduler} ({type(exc).__name__}: {exc}); "
+                    "every finished submission is in the gradebook; the same command grades the rest",
+                    file=sys.stderr,
+                )
+                return EXIT_MACHINE
+    else:
+        result = run_batch(options, lab, spec, sys.stderr)
     print(summary_text(result.summary, lab.bug_hints, result.insights))
     if result.problems:
         print("\n  not graded (fix the folder and run again):")

@@ -1,0 +1,231 @@
+"""The Dask executor (`abgrade batch ... --scheduler tcp://HOST:PORT`): each submission's
+grading runs on a worker of a `dask.distributed` cluster (remote.py), and its result comes
+back here, where the runner alone writes the gradebook.
+
+Semantics are the local pool's (executor.py): every job ends in exactly one `on_result`,
+a task that raises (a machine problem) is tried again with a growing delay, ATTEMPTS in all,
+under a new key (`abgrade-<run>-<student>-<attempt>`, `pure=False`: nothing is ever taken
+from the cluster's memory of an earlier attempt or run). When a worker dies mid-grading,
+the scheduler itself runs the task again on another worker (that is the retry it costs);
+after the scheduler's `allowed-failures` it gives up with KilledWorker, which counts as one
+of our attempts. Either way one job has one future at a time and one final result, and the
+gradebook replaces a student's row, so no student is lost or doubled.
+
+Only a window of jobs (two per worker) is on the cluster at a time: the submission bytes
+are read as they are sent, and a job's deadline counts from the moment a worker announces
+that it has started it, not from when it was queued. A job past its deadline is cancelled
+and its worker restarted (its thread can't be stopped otherwise), as the local pool kills
+its process. Ctrl-C cancels what is queued; a grading already running on a worker ends
+there and is dropped.
+
+dask is imported only here, and only when --scheduler is given."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .executor import TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
+from .remote import Payload, Reply, grade_payload
+
+if TYPE_CHECKING:
+    from distributed import Client, Future
+
+CONNECT_SECONDS = 10.0  # a scheduler that doesn't answer by then is not there
+WORKERS_SECONDS = 30.0  # a cluster with no worker yet gets this long to get one
+WINDOW_PER_WORKER = 2  # jobs on the cluster per worker: one running, one ready to start
+REFRESH_SECONDS = 2.0  # how often the number of workers (the window) is asked again
+
+
+class DaskUnavailable(Exception):
+    """The cluster can't be used: one line for the user, naming the fix; `machine` when the
+    cluster is not there (exit code 3), else the command or an install must change (2)."""
+
+    def __init__(self, message: str, machine: bool = False) -> None:
+        super().__init__(message)
+        self.machine = machine
+
+
+@dataclass
+class _Running:
+    job: Job
+    submitted: float
+
+
+@dataclass
+class DaskPool:
+    """An open connection to a cluster; close() it (or use it as a context manager)."""
+
+    client: Client
+    address: str
+    _started: dict[str, tuple[float, str]] = field(default_factory=dict)  # key -> (when, worker)
+
+    @property
+    def workers(self) -> int:
+        return max(1, len(self.client.nthreads()))
+
+    @property
+    def where(self) -> str:
+        return f"{self.workers} dask worker(s) at {self.address}"
+
+    def __enter__(self) -> DaskPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+    def run(
+        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+    ) -> None:
+        from distributed import wait
+
+        run = secrets.token_hex(4)
+        topic = f"abgrade-started-{run}"
+        self.client.subscribe_topic(topic, self._started_event)
+        queue = deque(jobs)
+        running: dict[Future, _Running] = {}
+        window, refreshed = WINDOW_PER_WORKER * self.workers, time.monotonic()
+        try:
+            while queue or running:
+                now = time.monotonic()
+                if now - refreshed > REFRESH_SECONDS:
+                    window, refreshed = WINDOW_PER_WORKER * self.workers, now
+                for job in [j for j in queue if j.not_before <= now]:
+                    if len(running) >= window:
+                        break
+                    queue.remove(job)
+                    running[self._submit(job, task, run, topic)] = _Running(job, now)
+                if running:
+                    try:
+                        with self.client.as_current():  # wait() looks for "the" client
+                            wait(list(running), timeout=TICK_SECONDS, return_when="FIRST_COMPLETED")
+                    except TimeoutError:
+                        pass
+                else:
+                    time.sleep(TICK_SECONDS)  # only retries waiting for their delay
+                for future, entry in list(running.items()):
+                    result = self._collect(future, entry, deadline)
+                    if result is not None:
+                        del running[future]
+                        self._started.pop(str(future.key), None)
+                        settle(result, queue.append, on_result)
+                now = time.monotonic()
+                on_tick([now - self._started[str(f.key)][0] for f in running if str(f.key) in self._started])
+        finally:
+            if running:
+                self.client.cancel(list(running))
+            self.client.unsubscribe_topic(topic)
+
+    def _started_event(self, event: tuple[float, Any]) -> None:
+        """A worker started a job (remote.py announces it); runs on the client's own thread."""
+        message = event[1]
+        if isinstance(message, dict) and isinstance(message.get("key"), str):
+            self._started[message["key"]] = (time.monotonic(), str(message.get("worker", "")))
+
+    def _submit(self, job: Job, task: Callable[[Path], Any], run: str, topic: str) -> Future:
+        job.attempts += 1
+        student = hashlib.sha256(job.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        key = f"abgrade-{run}-{student}-{job.attempts}"
+        payload = Payload(key, job.path.name, job.path.read_bytes())
+        return self.client.submit(grade_payload, task, payload, topic, key=key, pure=False)
+
+    def _collect(self, future: Future, entry: _Running, deadline: float) -> JobResult | None:
+        """The job's result if it has one now: a reply, a failure, or an expired deadline."""
+        job = entry.job
+        since, worker = self._started.get(str(future.key), (entry.submitted, ""))
+        seconds = time.monotonic() - since
+        if future.status == "finished":
+            reply = future.result()
+            if isinstance(reply, Reply):
+                return JobResult(job, value=reply.value, seconds=reply.seconds)
+            return JobResult(job, failure="the dask worker sent back no result", seconds=seconds, retryable=True)
+        if future.status == "error":
+            exc = future.exception()
+            if type(exc).__name__ == "KilledWorker":
+                return JobResult(
+                    job, failure=f"the dask workers grading it died ({exc})", seconds=seconds, retryable=True
+                )
+            return JobResult(job, failure=f"{type(exc).__name__}: {exc}", seconds=seconds, retryable=True, machine=True)
+        if future.status in ("cancelled", "lost"):
+            return JobResult(
+                job, failure=f"the dask task was {future.status} (its worker or the scheduler went away)",
+                seconds=seconds, retryable=True,
+            )  # fmt: skip
+        if worker and seconds > deadline:
+            future.cancel()
+            self._restart(worker)
+            return JobResult(
+                job, failure=f"grading took longer than {deadline:g} s; the dask worker was restarted", seconds=seconds
+            )
+        return None
+
+    def _restart(self, worker: str) -> None:
+        """A worker whose grading hangs past its deadline: its thread can't be stopped, its
+        process can (by its nanny; the student processes die with it)."""
+        try:
+            self.client.restart_workers([worker], raise_for_error=False)
+        except Exception:  # noqa: BLE001 - no nanny, or already gone: the scheduler copes
+            pass
+
+
+def connect(address: str, connect_seconds: float = CONNECT_SECONDS) -> DaskPool:
+    """A DaskPool on the scheduler at `address`, once it has a worker that runs the same
+    abgrade as this machine. Raises DaskUnavailable (one line naming the fix) otherwise."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise DaskUnavailable("--scheduler needs dask: pip install 'abgrade[dask]'") from None
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:  # checked first: Client() would spend its whole timeout on a malformed address
+        parse_host_port(parse_address(address)[1])
+    except ValueError as exc:
+        raise DaskUnavailable(
+            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
+        ) from None
+    try:
+        client = Client(address, timeout=connect_seconds, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise DaskUnavailable(
+            f"no dask scheduler answers at {address} ({type(exc).__name__}); start one (`dask scheduler`) "
+            "or give its address as --scheduler tcp://HOST:PORT",
+            machine=True,
+        ) from None
+    try:
+        _check_workers(client, address)
+    except BaseException:
+        client.close()
+        raise
+    return DaskPool(client, address)
+
+
+def _check_workers(client: Client, address: str) -> None:
+    """Every worker must run this abgrade: another version might grade differently."""
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+    except TimeoutError:
+        raise DaskUnavailable(
+            f"the dask scheduler at {address} has no worker after {WORKERS_SECONDS:g} s; start some "
+            f"(dask worker {address} --nthreads 1)",
+            machine=True,
+        ) from None
+    mine = importlib.metadata.version("abgrade")
+    theirs = client.run(importlib.metadata.version, "abgrade", on_error="return")
+    wrong = {worker: version for worker, version in theirs.items() if version != mine}
+    if wrong:
+        worker, version = sorted(wrong.items())[0]
+        found = f"abgrade {version}" if isinstance(version, str) else "no abgrade"
+        raise DaskUnavailable(
+            f"dask worker {worker} has {found}, this machine abgrade {mine} ({len(wrong)} of {len(theirs)} workers "
+            f"differ); install the same abgrade on every worker (pip install 'abgrade[dask]')",
+        )

@@ -1,0 +1,71 @@
+"""What the batch runner asks of whatever grades its submissions: the local process pool
+(pool.py) or a Dask cluster (dask_pool.py). Both take the same jobs and the same task, retry
+the same way (ATTEMPTS, with a growing delay), and hand each job's final result to the
+runner in the batch process, which alone writes the gradebook; so runner.py never asks
+which one it has."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+ATTEMPTS = 3  # a job whose worker dies or whose task raises is tried this often
+RETRY_DELAY_SECONDS = 1.0  # per attempt already made: a machine that can't start a kernel gets a breather
+TICK_SECONDS = 0.25  # how often the caller's on_tick runs (progress bar) while waiting
+
+
+@dataclass
+class Job:
+    key: str
+    path: Path
+    attempts: int = 0
+    not_before: float = 0.0
+
+
+@dataclass
+class JobResult:
+    """A finished job: the task's return value, or why there is none (after the last attempt)."""
+
+    job: Job
+    value: Any = None
+    failure: str | None = None
+    seconds: float = 0.0
+    retryable: bool = False  # the worker died or the task raised: another attempt may succeed
+    machine: bool = False  # the task raised (a machine problem), as opposed to a death or an expired deadline
+
+
+OnResult = Callable[[JobResult], None]
+OnTick = Callable[[list[float]], None]
+
+
+class Executor(Protocol):
+    """Runs `task(job.path)` for every job and calls `on_result` in this process, once per
+    job, when the job is finally done (a retried attempt is not reported); `on_tick(running)`
+    while waiting, with how long each running job has run. Stops everything it started on
+    return, Ctrl-C included."""
+
+    @property
+    def workers(self) -> int:
+        """How many submissions it grades at once (for messages and the runs table)."""
+        ...
+
+    @property
+    def where(self) -> str:
+        """Where the grading happens, for the batch's first line."""
+        ...
+
+    def run(
+        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+    ) -> None: ...
+
+
+def settle(result: JobResult, requeue: Callable[[Job], None], on_result: OnResult) -> None:
+    """A job's attempt ended: try it again later when it may still succeed, else report it."""
+    if result.retryable and result.job.attempts < ATTEMPTS:
+        result.job.not_before = time.monotonic() + RETRY_DELAY_SECONDS * result.job.attempts
+        requeue(result.job)
+    else:
+        on_result(result)

@@ -1,0 +1,89 @@
+"""What a Dask worker runs for one job. The submission travels as its file name and bytes
+(no shared file system is assumed): the worker writes it into a folder of its own, grades
+it with the very task a local grader process runs (the same sandbox: a leased uid when the
+worker is root, namespaces, cgroups), removes the folder and sends back the result. The
+gradebook stays on the batch machine.
+
+Importable without dask (dask_pool.py ships the function by reference; the worker imports
+this module from its own abgrade)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .scratch import make_run_folder, sweep_stale
+from .task import GradeTask
+
+# One grading at a time per worker process, whatever its --nthreads: a grading sets
+# process-wide state (tempfile.tempdir points into its own job folder), as in a local
+# grader process. A cluster grades in parallel with more worker processes, not threads.
+_GRADING = threading.Lock()
+_run_folder: Path | None = None
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One submission as it travels: its file name (kept: the module name and every
+    message depend on it) and its bytes."""
+
+    key: str  # the job's key, announced when the grading starts
+    name: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Reply:
+    value: Any  # what the task returned (a GradeReport, or GradingFailed)
+    seconds: float  # the grading's own time on the worker, as the local pool measures it
+
+
+def worker_folder() -> Path:
+    """This worker process's temporary folder (scratch.py: owned by its pid); the first
+    call also removes the folders of worker processes that died (killed mid-grading)."""
+    global _run_folder
+    if _run_folder is None or not _run_folder.is_dir():
+        sweep_stale()
+        _run_folder = make_run_folder()
+    return _run_folder
+
+
+def grade_payload(task: Callable[[Path], Any], payload: Payload, topic: str) -> Reply:
+    """Grade one submission here. Raises what the task raises (a machine problem), for
+    the batch to retry, as a local grader process does."""
+    with _GRADING:
+        _announce(topic, payload.key)
+        started = time.monotonic()
+        folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
+        try:
+            path = folder / Path(payload.name).name
+            path.write_bytes(payload.data)
+            value = _with_temp_root(task, worker_folder())(path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return Reply(value, time.monotonic() - started)
+
+
+def _with_temp_root(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
+    """The batch machine's temporary folder means nothing here: the task's job folders go
+    into this worker's own."""
+    return dataclasses.replace(task, temp_root=folder) if isinstance(task, GradeTask) else task
+
+
+def _announce(topic: str, key: str) -> None:
+    """Tell the batch that this job has started, and where: its deadline and the progress
+    line count from here, not from when it was queued."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+        worker.log_event(topic, {"key": key, "worker": worker.address})
+    except (ImportError, ValueError):
+        pass  # not on a dask worker (a test calling this directly)

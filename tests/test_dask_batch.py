@@ -1,0 +1,338 @@
+"""`abgrade batch --scheduler`: grading on a real dask.distributed cluster, a scheduler and
+two workers started as processes on localhost with the `dask` command-line tools, as an
+instructor starts them. The cluster's grades must be the local pool's, to the byte, and a
+worker killed mid-grading must cost a retry, never a lost or doubled student. Without dask
+installed, these tests are skipped (the ones that check the error saying so still run)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from grader.batch.executor import ATTEMPTS, Job, JobResult
+from grader.batch.remote import Payload, Reply, grade_payload
+from grader.batch.task import GradeTask
+from grader.sandbox.notebook import KernelStartError
+
+from .notebook_builder import notebook_from_py
+from .test_batch import abgrade_batch, rows, scores, wait_for_rows, write_batch_spec
+
+try:
+    import distributed  # noqa: F401
+
+    HAVE_DASK = True
+except ImportError:
+    HAVE_DASK = False
+
+needs_dask = pytest.mark.skipif(not HAVE_DASK, reason="dask[distributed] is not installed: pip install 'abgrade[dask]'")
+
+TESTS = Path(__file__).resolve().parent
+PROJECT = TESTS.parent
+FIXTURES = TESTS / "fixtures" / "tree"
+SEED = 4242
+# scores that don't depend on timing (hostile fixtures that hang are left to test_batch.py)
+CLASS = [
+    "correct_fail_hard",
+    "correct_iterative",
+    "correct_seed_style",
+    "bug_strict_cutoff",
+    "bug_no_pruning",
+    "bug_min_at_root",
+    "bug_reversed_children",
+    "load_no_alphabeta",
+    "hostile_error_after_def",
+]
+UID_NOTE = re.compile(r"uid \d+")  # each grading leases its own uid: the one thing that may differ
+
+
+# --- a cluster on localhost ---------------------------------------------------------
+
+
+def dask_command() -> list[str]:
+    return [str(Path(sys.executable).with_name("dask"))]
+
+
+@dataclass
+class Cluster:
+    folder: Path
+    address: str = ""
+    scheduler: subprocess.Popen | None = None
+    workers: list[subprocess.Popen] = field(default_factory=list)
+
+    @property
+    def scheduler_file(self) -> Path:
+        return self.folder / "scheduler.json"
+
+    def start(self, workers: int) -> None:
+        self.scheduler = self._spawn(
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", self.scheduler_file
+        )
+        deadline = time.monotonic() + 30
+        while not self.scheduler_file.exists():
+            assert time.monotonic() < deadline, "the scheduler never wrote its file"
+            assert self.scheduler.poll() is None, "the scheduler died"
+            time.sleep(0.1)
+        time.sleep(0.2)  # written, and complete
+        self.address = json.loads(self.scheduler_file.read_text())["address"]
+        for _ in range(workers):
+            self.add_worker()
+        self.wait_for_workers(workers)
+
+    def add_worker(self) -> subprocess.Popen:
+        worker = self._spawn("worker", "--scheduler-file", self.scheduler_file, "--nworkers", "1", "--nthreads", "1")
+        self.workers.append(worker)
+        return worker
+
+    def wait_for_workers(self, count: int) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(count, timeout=60)
+
+    def _spawn(self, *args: object) -> subprocess.Popen:
+        # a session of its own: SIGKILL of the group takes the nanny and its worker process
+        # at once, as when a machine dies; PYTHONPATH: the workers import tests' tasks too
+        env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+        log = (self.folder / f"{args[0]}-{len(self.workers)}.log").open("w")
+        return subprocess.Popen(
+            [*dask_command(), *map(str, args)], cwd=self.folder, stdout=log, stderr=log, env=env, start_new_session=True
+        )
+
+    def kill(self, process: subprocess.Popen) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(timeout=30)
+
+    def stop(self) -> None:
+        for process in [*self.workers, *([self.scheduler] if self.scheduler else [])]:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in [*self.workers, *([self.scheduler] if self.scheduler else [])]:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill(process)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    if not HAVE_DASK:
+        pytest.skip("dask[distributed] is not installed: pip install 'abgrade[dask]'")
+    running = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        running.start(workers=2)
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory) -> tuple[Path, Path]:
+    """Tree fixtures as `.py` files and one as a notebook in a folder of its own."""
+    root = tmp_path_factory.mktemp("dask-class")
+    folder = root / "submissions"
+    folder.mkdir()
+    for name in CLASS:
+        shutil.copyfile(FIXTURES / f"{name}.py", folder / f"{name}.py")
+    (folder / "nb_student").mkdir()
+    notebook_from_py(FIXTURES / "bug_strict_cutoff.py", folder / "nb_student" / "lab.ipynb")
+    return folder, write_batch_spec(root)
+
+
+def exports(out: Path) -> dict[str, str]:
+    """grades.csv and every feedback file, with the leased uid in the notes masked."""
+    files = [out / "grades.csv", *sorted((out / "feedback").iterdir())]
+    return {f.name: UID_NOTE.sub("uid N", f.read_text()) for f in files}
+
+
+# --- without a cluster ----------------------------------------------------------------
+
+
+def test_the_base_install_never_imports_dask():
+    code = (
+        "import sys, grader.cli, grader.commands.batch, grader.batch.runner, grader.batch.pool, grader.batch.remote; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_scheduler_without_dask_says_how_to_install_it(tmp_path, small_class):
+    folder, _ = small_class
+    code = (
+        "import sys; sys.modules['distributed'] = None; from grader.cli import main; "
+        f"sys.exit(main(['batch', {str(folder)!r}, '--lab', 'tree', '--scheduler', 'tcp://127.0.0.1:8786', "
+        f"'--out', {str(tmp_path / 'out')!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "abgrade: --scheduler needs dask: pip install 'abgrade[dask]'"
+    assert not (tmp_path / "out").exists()
+
+
+@needs_dask
+def test_bad_or_unreachable_scheduler_is_one_line_and_no_traceback(tmp_path, small_class):
+    folder, _ = small_class
+    bad = abgrade_batch(folder, tmp_path / "out", "--scheduler", "no-port-here")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        "abgrade: --scheduler 'no-port-here' is not a scheduler address (missing port number in address "
+        "'no-port-here'); give it as tcp://HOST:PORT"
+    ]
+    both = abgrade_batch(folder, tmp_path / "out", "--scheduler", "tcp://127.0.0.1:9", "--jobs", "2")
+    assert both.returncode == 2 and "--jobs is for local graders" in both.stderr
+
+    from grader.batch.dask_pool import DaskUnavailable, connect
+
+    with pytest.raises(DaskUnavailable) as refused:
+        connect("tcp://127.0.0.1:9", connect_seconds=1)  # the discard port: nothing listens
+    assert refused.value.machine  # exit code 3
+    assert str(refused.value).startswith("no dask scheduler answers at tcp://127.0.0.1:9")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_payload_is_graded_under_its_own_name_in_a_folder_that_is_then_removed(tmp_path, tight_spec, monkeypatch):
+    from grader.batch import remote
+
+    run_folder = tmp_path / "worker-run"
+    run_folder.mkdir()
+    monkeypatch.setattr(remote, "_run_folder", run_folder)  # this process plays a worker
+    source = FIXTURES / "bug_strict_cutoff.py"
+    task = GradeTask("tree", tight_spec, SEED, temp_root=tmp_path / "the-batch-machines")
+    reply = grade_payload(task, Payload("k", "smith_12_lab.py", source.read_bytes()), "topic")
+    assert isinstance(reply, Reply) and reply.seconds > 0
+    same_name = tmp_path / "smith_12_lab.py"  # the name shows in the feedback: it must travel too
+    shutil.copyfile(source, same_name)
+    local = GradeTask("tree", tight_spec, SEED)(same_name)
+    assert [(t.name, t.passed, t.output) for t in reply.value.tests] == [
+        (t.name, t.passed, t.output) for t in local.tests
+    ]
+    assert reply.value.submission.endswith("/smith_12_lab.py")
+    assert list(run_folder.iterdir()) == []  # the payload's folder and the job folder are gone
+
+
+# --- on the cluster -------------------------------------------------------------------
+
+
+@dataclass
+class FlakyTask:
+    """Raises a machine problem on the first `fails` attempts of each file (counted in
+    files beside it, which the workers on this machine share), then returns its name."""
+
+    marks: Path
+    fails: int
+
+    def __call__(self, path: Path) -> str:
+        mark = self.marks / path.name
+        tries = int(mark.read_text()) + 1 if mark.exists() else 1
+        mark.write_text(str(tries))
+        if tries <= self.fails:
+            raise KernelStartError("could not start a Jupyter kernel: busy")
+        return path.read_text()
+
+
+@needs_dask
+def test_machine_problems_on_the_cluster_are_retried_like_the_local_pool(cluster, tmp_path):
+    from grader.batch.dask_pool import connect
+
+    files = []
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(f"# {name}\n")
+        files.append(tmp_path / name)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    results: list[JobResult] = []
+    with connect(cluster.address) as pool:
+        assert pool.workers == 2
+        pool.run([Job("once", files[0])], FlakyTask(marks, 1), 60.0, results.append, lambda running: None)
+        pool.run([Job("always", files[1])], FlakyTask(marks, 99), 60.0, results.append, lambda running: None)
+    once, always = results
+    assert (once.value, once.failure, once.job.attempts) == ("# a.py\n", None, 2)
+    assert always.value is None and always.machine and always.job.attempts == ATTEMPTS
+    assert "KernelStartError: could not start a Jupyter kernel: busy" in (always.failure or "")
+
+
+@needs_dask
+@pytest.mark.slow
+def test_cluster_grades_exactly_as_the_local_pool(cluster, small_class, tmp_path):
+    folder, spec = small_class
+    local = abgrade_batch(folder, tmp_path / "local", "--jobs", 2, "--seed", SEED, spec=spec)
+    assert local.returncode == 0, local.stderr
+    remote = abgrade_batch(folder, tmp_path / "dask", "--scheduler", cluster.address, "--seed", SEED, spec=spec)
+    assert remote.returncode == 0, remote.stderr
+    assert f"with 2 dask worker(s) at {cluster.address}, seed {SEED}" in remote.stderr
+    assert exports(tmp_path / "dask") == exports(tmp_path / "local")
+    assert rows(tmp_path / "dask", "SELECT jobs, seed, status FROM runs") == [(2, SEED, "complete")]
+    with (tmp_path / "dask" / "grades.csv").open() as handle:
+        assert len(list(csv.DictReader(handle))) == len(CLASS) + 1
+    again = abgrade_batch(folder, tmp_path / "dask", "--scheduler", cluster.address, spec=spec)
+    assert again.returncode == 0 and f"{len(CLASS) + 1} submissions in {folder}, 0 to grade" in again.stderr
+
+
+def grading_on(worker: subprocess.Popen) -> bool:
+    """Whether a worker is grading: it has a descendant in a session of its own (a student
+    process; the worker's own processes share its group)."""
+    parents: dict[int, int] = {}
+    groups: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parents[int(entry.name)], groups[int(entry.name)] = int(fields[1]), int(fields[2])
+    family, grown = {worker.pid}, True
+    while grown:
+        more = {pid for pid, parent in parents.items() if parent in family and pid not in family}
+        family |= more
+        grown = bool(more)
+    return any(groups.get(pid) != worker.pid for pid in family)
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_path):
+    """Last in this file: it leaves the cluster one worker short (and adds one back)."""
+    spec = write_batch_spec(tmp_path)
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    students = [f"s{n:02d}" for n in range(10)]
+    for number, student in enumerate(students):  # each takes a while to load: the kill lands mid-grading
+        source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
+        (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
+    out = tmp_path / "out"
+    batch = abgrade_batch(folder, out, "--scheduler", cluster.address, "--seed", SEED, spec=spec, popen=True)
+    wait_for_rows(out, 2, batch)
+    victim = cluster.workers[0]
+    deadline = time.monotonic() + 30
+    while not grading_on(victim):
+        assert time.monotonic() < deadline and batch.poll() is None, "the worker never graded"
+        time.sleep(0.02)
+    cluster.kill(victim)
+    cluster.workers.remove(victim)
+    stdout, stderr = batch.communicate(timeout=120)
+    cluster.add_worker()  # for whatever runs after
+    assert batch.returncode == 0, stderr
+    assert rows(out, "SELECT count(*), count(DISTINCT student) FROM submissions") == [(10, 10)]
+    graded = scores(out)
+    assert set(graded) == set(students) and all(status == "graded" for status, _ in graded.values())
+    maximum = rows(out, "SELECT max(max_score) FROM submissions")[0][0]
+    for number, student in enumerate(students):
+        assert (graded[student][1] == maximum) == bool(number % 2), student
+    progress = [line for line in stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 10 and len({line.split("]")[1].split(":")[0] for line in progress}) == 10
+    assert "10 graded, 0 not graded" in stdout
