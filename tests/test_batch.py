@@ -81,6 +81,15 @@ def write_batch_spec(folder: Path) -> Path:
     return path
 
 
+def _as_a_terminal_starts_it() -> None:
+    """Ctrl-C must reach the batch as it does from a terminal, even when this test run was
+    started in the background (`pytest &`): a shell then starts it with SIGINT and SIGQUIT
+    ignored, every process it starts inherits that, and Python leaves an ignored SIGINT
+    alone (the batch ran on, deaf to the tests' Ctrl-C)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def abgrade_batch(
     folder: Path, out: Path, *extra: object, spec: Path | None = None, lab: str = "tree", popen: bool = False
 ):
@@ -99,7 +108,13 @@ def abgrade_batch(
     ]
     if popen:
         return subprocess.Popen(
-            args, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+            args,
+            cwd=PROJECT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_as_a_terminal_starts_it,
         )
     return subprocess.run(args, cwd=PROJECT, capture_output=True, text=True, timeout=300)
 
@@ -875,17 +890,20 @@ def test_sigkill_in_the_middle_then_resume_grades_only_the_missing(tree_class, u
 @pytest.mark.slow
 def test_ctrl_c_leaves_a_consistent_gradebook(tree_class, uninterrupted, tmp_path):
     reference, _ = uninterrupted
+    signals: list[str] = []  # the batch's signal masks, for the message if Ctrl-C went unheard
     for attempt in range(3):
         out = tmp_path / f"out{attempt}"
         args = ("--jobs", 1, "--seed", SEED, "--id-pattern", ID_PATTERN)
         batch = abgrade_batch(tree_class.folder, out, *args, spec=tree_class.spec, popen=True)
         wait_for_rows(out, 4, batch)
         if batch.poll() is None:  # a starved test process may find the batch already done: try again
+            state = Path(f"/proc/{batch.pid}/status").read_text()
+            signals = [line for line in state.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
             os.killpg(batch.pid, signal.SIGINT)  # what a terminal sends the whole foreground group
         _, stderr = batch.communicate(timeout=60)
         if "interrupted after" in stderr or batch.returncode != 0:
             break
-    assert batch.returncode == 130, stderr
+    assert batch.returncode == 130, (signals, stderr)
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert rows(out, "SELECT status FROM runs") == [("interrupted",)]
     assert_consistent(out, stored_test_counts(reference))
