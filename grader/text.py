@@ -75,17 +75,34 @@ def clean_data(value: Any, limit: int = MESSAGE_CHARS, depth: int = 0) -> Any:
     """Observation data of any shape with every string in it (keys too) cleaned; the
     structure is kept for the judges, which read it defensively. Nesting beyond DEPTH
     becomes None."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, str):
         return clean_text(value, limit)
     if isinstance(value, list):
         if depth >= DEPTH:
             return None
-        return [clean_data(v, limit, depth + 1) for v in value]
+        # numbers and short safe strings (most of a large observation) cost no call
+        return [
+            v
+            if type(v) in _PLAIN or (type(v) is str and len(v) <= limit and not _UNSAFE.search(v))
+            else clean_data(v, limit, depth + 1)
+            for v in value
+        ]
     if isinstance(value, dict):
         if depth >= DEPTH:
             return None
-        return {clean_line(k) if isinstance(k, str) else k: clean_data(v, limit, depth + 1) for k, v in value.items()}
+        return {
+            (k if k in _SAFE_KEYS else clean_line(k)) if isinstance(k, str) else k: clean_data(v, limit, depth + 1)
+            for k, v in value.items()
+        }
     return value
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
+# the keys observers send again and again: already clean (a key outside this set is cleaned)
+_SAFE_KEYS = frozenset({"key", "state", "limit", "flag", "value", "type", "items", "repr", "calls", "returned"})
 
 
 def visible_controls(text: str) -> str:

@@ -5,6 +5,8 @@ verification, the observer's guard, and the random cases."""
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grader.exercises import exercise_notebook_path, exercise_notebook_text, exercise_path, exercise_text
 from grader.grading import grade_submission
@@ -219,3 +221,19 @@ def test_a_cache_judge_refuses_entries_deeper_than_the_search_and_stops_at_its_b
     flood = {"cache": {"entries": entries, "size": len(entries)}}
     verdict = judge_cache([("evaluate", flood, State, 6)])
     assert not verdict.passed and f"more than {judges.SEARCH_BUDGET:,} searched positions" in verdict.message
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(0, 42))
+def test_the_judges_heuristic_is_the_games_to_the_last_bit(rng, moves):
+    """The judges evaluate the heuristic on bitboards for speed; every value they compare
+    with a student's must be the very float the game's own heuristic gives."""
+    from grader.labs.connect4.cases import bit_heuristic
+
+    State = connect4.gStart
+    for _ in range(moves):
+        columns = [c for c in range(7) if State[5][c] == connect4.EMPTY]
+        if not columns:
+            break
+        State = connect4.drop(State, rng.choice(columns), connect4.to_move(State))
+    assert bit_heuristic(State) == connect4.heuristic(State)

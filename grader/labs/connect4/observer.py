@@ -76,18 +76,38 @@ def cache_entry(key, entry):
     return {"key": cache_key(key), "flag": plain(flag), "value": plain(value)}
 
 
-def cache_report(cache):
-    """The cache as a list of entries (at most CACHE_LIMIT) and its size."""
+def cache_report(cache, before=None, root=None):
+    """The cache as a list of entries (at most CACHE_LIMIT), its size, and how many entries
+    were left out because the report before it in this request (`before`: their marks)
+    sent them unchanged: the warm cache of a case repeats most of the cold one, and they
+    were checked there. The entry of `root` (the call's own key) is always sent. Returns
+    the report and the marks of this cache's entries."""
     if not isinstance(cache, dict):
-        return {"entries": [], "size": None, "type": safe_repr(type(cache).__name__, 60)}
-    entries = []
+        return {"entries": [], "size": None, "type": safe_repr(type(cache).__name__, 60)}, None
+    entries = []  # type: list
+    marks = set()
+    repeated = 0
     try:
-        for key, entry in list(cache.items())[:CACHE_LIMIT]:
-            entries.append(cache_entry(key, entry))
+        for key, entry in list(cache.items()):
+            # the types too: ('=', True) equals ('=', 1), but is not the same entry
+            kinds = tuple(type(x) for x in entry) if type(entry) is tuple else type(entry)
+            mark = (key, entry, kinds)  # type: object
+            try:
+                hash(mark)
+            except BaseException:  # noqa: BLE001 - a list as the entry: always sent
+                mark = None
+            if mark is not None and before is not None and mark in before and key != root:
+                marks.add(mark)  # sent (and checked) before
+                repeated += 1
+                continue
+            if len(entries) < CACHE_LIMIT:
+                entries.append(cache_entry(key, entry))
+                if mark is not None:
+                    marks.add(mark)
         size = len(cache)
     except BaseException:  # noqa: BLE001 - a student's dict subclass may raise anything
-        return {"entries": entries, "size": None, "type": "dict"}
-    return {"entries": entries, "size": size}
+        return {"entries": entries, "size": None, "type": "dict"}, None
+    return {"entries": entries, "size": size, "repeated": repeated}, marks
 
 
 class Watch:
@@ -166,7 +186,10 @@ def arguments(namespace, call, State):
     return (State, call["time_limit"])  # best_move
 
 
-def observe(namespace, call, test_state):
+def observe(namespace, call, test_state, sent=None):
+    """One measured call. `sent`: {"marks": ...} of the cache report before it in this
+    request (see cache_report), updated here."""
+    sent = {} if sent is None else sent
     if not call.get("warm"):
         namespace["gCache"] = {}
     evaluate = student_function(namespace, "evaluate")
@@ -197,7 +220,8 @@ def observe(namespace, call, test_state):
         "stopped": watch.stopped,
     }
     if call.get("cache"):
-        observation["cache"] = cache_report(namespace.get("gCache"))
+        root = (State, call["limit"]) if call["function"] == "evaluate" else None
+        observation["cache"], sent["marks"] = cache_report(namespace.get("gCache"), sent.get("marks"), root)
     if deepening:
         observation["top"] = watch.top
     if call["function"] == "best_move" and results:
@@ -211,8 +235,9 @@ def handle(namespace, request):
     """Run the calls of one case, in order, on one namespace."""
     test_state = GAME.decode(request["test_state"]) if request.get("test_state") else GAME.gStart
     observations = []
+    sent = {}  # type: dict
     for call in request["calls"]:
-        observation = observe(namespace, call, test_state)
+        observation = observe(namespace, call, test_state, sent)
         observations.append(observation)
         error = observation["error"]
         if error and (error["exit"] or error["memory"]):
