@@ -25,7 +25,6 @@ When a student submitted, in this order:
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from pathlib import Path
 
 from ..lab_setup import UsageError
 from .adjustments import Penalty
+from .csv_input import open_csv
 from .discovery import Submission
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
@@ -207,12 +207,7 @@ class SubmissionTimes:
 def read_timestamps(path: Path) -> dict[str, datetime]:
     """An LMS timestamps CSV: columns `student` and `submitted_at` (others ignored).
     Raises UsageError naming the file, line and fix."""
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the timestamps file ({exc.strerror})") from None
-    with handle:
-        reader = csv.DictReader(handle)
+    with open_csv(path, "timestamps file") as reader:
         header = [h.strip() for h in reader.fieldnames or []]
         if "student" not in header or "submitted_at" not in header:
             raise UsageError(

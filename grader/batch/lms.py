@@ -39,6 +39,7 @@ from typing import TextIO
 
 from ..lab_setup import UsageError
 from ..text import clean_line
+from .csv_input import open_csv
 from .exports import text_cell, write_grades_rows
 from .gradebook import StoredGrade
 
@@ -82,12 +83,7 @@ class Export:
 
 def read_roster(path: Path) -> dict[str, RosterEntry]:
     """Student id -> their LMS fields; raises UsageError naming the file, line and fix."""
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the roster ({exc.strerror})") from None
-    with handle:
-        reader = csv.DictReader(handle)
+    with open_csv(path, "roster") as reader:
         header = [(h or "").strip().lower().replace(" ", "_") for h in reader.fieldnames or []]
         if "student" not in header:
             raise UsageError(
