@@ -44,6 +44,7 @@ from grader.labs import get_lab
 from grader.registry import check_kinds
 from grader.results import VISIBILITIES, GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox.identity import grader_is_root
 from grader.sandbox.notebook import KernelStartError
 from grader.spec import load_spec
 
@@ -950,17 +951,45 @@ def test_batch_killed_alone_leaves_no_grader_or_student_process(small_class, tmp
     shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / "a_loop.py")
     shutil.copyfile(FIXTURES / "tree" / "hostile_import_loop.py", small_class / "b_loop.py")
     out = tmp_path / "out"
-    batch = abgrade_batch(small_class, out, "--jobs", 2, spec=write_batch_spec(tmp_path), popen=True)
+    spec = write_batch_spec(tmp_path)
+    long = yaml.safe_load(spec.read_text())  # the loops' own limits must not end them first
+    long["limits"].update(case_seconds=60, submission_seconds=120)
+    spec.write_text(yaml.safe_dump(long, sort_keys=False))
+    batch = abgrade_batch(small_class, out, "--jobs", 2, spec=spec, popen=True)
     deadline = time.monotonic() + 30
-    while len(descendants(batch.pid)) < 5 and time.monotonic() < deadline:  # fork server, 2 graders, students
+    # both looping students running, and (as root) already switched to their own uids: a
+    # change of uid clears the parent-death signal, and a student once outlived the batch
+    while len(students(batch.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert len(students(batch.pid)) >= 2, descendants(batch.pid)
     family = {pid: started(pid) for pid in descendants(batch.pid)}
     os.kill(batch.pid, signal.SIGKILL)  # only the batch itself: the rest must follow
     batch.communicate(timeout=30)
     deadline = time.monotonic() + 15
     while [p for p, t in family.items() if alive(p, t)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert [p for p, t in family.items() if alive(p, t)] == []
+    left = [p for p, t in family.items() if alive(p, t)]
+    commands = [Path(f"/proc/{p}/cmdline").read_bytes()[:200] for p in left]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], commands
+
+
+def students(pid: int) -> list[int]:
+    """The descendants running the looping fixture, once confined (another uid, when root)."""
+    found = []
+    for child in descendants(pid):
+        try:
+            status = Path(f"/proc/{child}/status").read_text()
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        uid = int(status.split("\nUid:", 1)[1].split()[0])
+        args = command.split(b"\0")
+        student = b"-I" in args and b"-S" in args and b"-c" in args  # the worker's interpreter
+        if student and (uid != os.getuid() or not grader_is_root()):
+            found.append(child)
+    return found
 
 
 def descendants(pid: int) -> list[int]:

@@ -21,6 +21,7 @@ import os
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_CAP_AMBIENT = 24, 38, 22, 47
+PR_SET_PDEATHSIG, SIGKILL = 1, 9
 KEEP_WRITABLE = ("/proc", "/dev")  # /proc is the namespace's own; device nodes stay usable
 
 
@@ -122,9 +123,15 @@ def drop_privileges(plan, libc):
         try:
             os.setgroups([])
             os.setresgid(gid, gid, gid)
+            parent = os.getppid()
             os.setresuid(uid, uid, uid)  # from root: the kernel clears every capability
         except OSError:
             _fail(114, "switch to uid %d" % uid)
+        # ...and the parent-death signal (any change of uid clears it): set it again, or a
+        # student process would outlive a grader that was killed
+        libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died in between (0 for PID 1 of a namespace: never)
+            os._exit(1)
     else:  # not root (e.g. root of its own user namespace): clear the capability sets
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)
         data = (ctypes.c_uint32 * 6)()
