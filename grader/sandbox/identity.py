@@ -75,7 +75,11 @@ def lease() -> StudentIdentity | None:
 
 
 def processes_of(uid: int) -> list[int]:
-    """The pids of every process whose real or effective uid is `uid`."""
+    """The pids of every live process whose real or effective uid is `uid`. Zombies are
+    left out: they run nothing and hold nothing but their pid, and can't be killed (a
+    kernel's first process, orphaned when its `unshare` parent is killed, waits for the
+    machine's init to reap it, which here took over 0.5 s: every lease and release
+    spun that long)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -83,6 +87,8 @@ def processes_of(uid: int) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/status", "rb") as handle:
                 for line in handle:
+                    if line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
+                        break
                     if line.startswith(b"Uid:"):
                         real, effective = (int(x) for x in line.split()[1:3])
                         if uid in (real, effective):
