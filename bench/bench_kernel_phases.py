@@ -8,9 +8,11 @@ and CPU time of the grader and of the kernel process alike.
 - kernel side (reported by the kernel itself, a phase launcher used in place of
   `-m ipykernel_launcher`): interpreter start and confinement (from spawn to its first
   line), the imports of ipykernel / IPython / zmq / tornado, and every `IPKernelApp.init_*`
-  step (ZMQ sockets, the IPython shell, exec_lines, ...), each with the kernel's CPU time.
+  step (ZMQ sockets, the IPython shell, exec_lines, ...), each with the kernel's CPU time:
+  only with ABGRADE_KERNEL_ZYGOTE=0 (a kernel forked from the zygote has no launcher).
 
-    python bench/bench_kernel_phases.py [--runs 5]
+    ABGRADE_KERNEL_ZYGOTE=0 python bench/bench_kernel_phases.py [--runs 5]   # one interpreter per kernel
+    python bench/bench_kernel_phases.py [--runs 5]                            # kernels forked from the zygote
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ sys.path.insert(0, str(PROJECT))
 from grader.grading import grade_submission  # noqa: E402
 from grader.labs import get_lab  # noqa: E402
 from grader.sandbox import isolation as isolation_module  # noqa: E402
+from grader.sandbox import kernel_zygote  # noqa: E402
 from grader.sandbox import notebook as notebook_module  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
 from tests.notebook_builder import notebook_from_py  # noqa: E402
@@ -82,7 +85,7 @@ def main() -> None:
 
     def wrap(self, argv, plan):
         argv = list(argv)
-        if argv[1:3] == ["-m", "ipykernel_launcher"]:
+        if argv[1:3] == ["-m", "ipykernel_launcher"] and not kernel_zygote.enabled():
             argv[1:3] = ["-c", LAUNCHER]
         spawned.append(time.time())
         return original_wrap(self, argv, plan)

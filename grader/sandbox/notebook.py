@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..spec.model import Limits
+from . import kernel_zygote
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, WorkerFailure
 from .identity import StudentIdentity, hand_over
@@ -258,6 +259,8 @@ class KernelWorker:
         self.cgroup.set_max(limits.processes)
         self.cgroup.set_memory(limits.memory_mb)
         self._caps = rlimits(limits, self.cgroup.limits_memory, kernel=True)
+        # a fork of the kernel zygote where it runs (the same confinement, its imports done once)
+        kernel_zygote.adopt(self.km, isolation, self.student_uid, plan, self._caps, self.cgroup.procs_files)
         out_r, self._out_w = os.pipe()
         self.output = CappedOutput(out_r, limits.output_bytes)
         self.incidents: list[CellIncident] = []
