@@ -1,5 +1,5 @@
 """The kernel zygote's own program (run as `python -c CONFINE_SOURCE + THIS + "main(FD)"`,
-so it needs nothing of the grader): import ipykernel, IPython, zmq and tornado once,
+so it needs nothing of the grader): import ipykernel, IPython, zmq, tornado and debugpy once,
 then, for each request on its private control socket (inherited from the grader, fd FD,
 never a path), fork a fresh kernel that confines itself exactly as the `unshare ...
 python -I -S -c CONFINE` command of today's path does, then starts the kernel app.
@@ -10,7 +10,7 @@ fork is a never-used kernel that runs one notebook and dies. It is a child subre
 the kernels it forks are reaped at once (not left as zombies of the machine's init), and
 it dies with the grader (PR_SET_PDEATHSIG, set by the grader between fork and exec).
 
-Requests are JSON lines `{"id", "args", "plan", "env", "cwd", "cgroups", "rlimits"}`
+Requests are JSON lines `{"id", "args", "plan", "env", "cgroups", "rlimits"}`
 with the kernel's output pipe passed along (SCM_RIGHTS); replies are `{"id", "pid"}`
 or `{"id", "error"}`, and `{"exit": PID, "status": CODE}` when a kernel ends (CODE < 0:
 killed by that signal, as subprocess says)."""
