@@ -5,6 +5,7 @@ at the `namespaces` isolation level; those tests run only where it is available.
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 import uuid
@@ -248,3 +249,41 @@ def test_an_honest_submission_can_write_files_with_relative_paths(tmp_path, monk
     report = grade_submission(folder / "writes_notes.py", get_lab("tree"), load_spec(SPEC), seed=1)
     assert report.score == report.max_score
     assert "RELATIVE kept True" in report.student_output
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a separate student uid needs a root grader")
+def test_reaping_a_uid_kills_its_live_processes_and_does_not_wait_for_zombies():
+    """A zombie of the uid (an orphaned kernel waiting for the machine's init) can't be
+    killed and holds nothing: a lease or release must not spin on it; a live process of
+    the uid is still found and killed."""
+    from grader.sandbox import identity
+
+    uid = 61992  # outside the pool: no lease is disturbed
+    zombie = os.fork()
+    if zombie == 0:
+        os.setresuid(uid, uid, uid)
+        os._exit(0)
+    live = os.fork()
+    if live == 0:
+        os.setresuid(uid, uid, uid)
+        time.sleep(30)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and live not in identity.processes_of(uid):
+            time.sleep(0.01)
+        time.sleep(0.1)  # the first child has exited by now: a zombie until we wait for it
+        assert identity.processes_of(uid) == [live]
+        started = time.monotonic()
+        identity.reap(uid)
+        assert time.monotonic() - started < 0.3
+        assert os.waitpid(live, 0)[1] == signal.SIGKILL
+    finally:
+        for pid in (zombie, live):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            except OSError:
+                pass

@@ -85,6 +85,11 @@ class StudentCgroups:
         self._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(self.paths.values())]
 
     @property
+    def procs_files(self) -> list[bytes]:
+        """The `cgroup.procs` files a process writes its pid to, to join (see join())."""
+        return list(self._procs)
+
+    @property
     def limits_memory(self) -> bool:
         return "memory" in self.paths
 

@@ -14,6 +14,7 @@ own user namespace instead, where the machine allows one (see isolation.py)."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import signal
@@ -70,12 +71,22 @@ def lease() -> StudentIdentity | None:
                 time.sleep(0.5)  # every uid busy: wait for a grading to end
             continue
         reap(uid)
+        if processes_of(uid, zombies=True):  # the last student's zombies count against its process limit
+            if attempt < POOL_SIZE:
+                os.close(fd)  # another uid, rather than wait for the machine's init to reap them
+                continue
+            kill_until_gone(functools.partial(processes_of, uid, zombies=True), seconds=0.5)
         return StudentIdentity(uid, STUDENT_GID, fd)
     raise RuntimeError(f"no free student uid in {FIRST_UID}..{FIRST_UID + POOL_SIZE - 1}")
 
 
-def processes_of(uid: int) -> list[int]:
-    """The pids of every process whose real or effective uid is `uid`."""
+def processes_of(uid: int, zombies: bool = False) -> list[int]:
+    """The pids of every live process whose real or effective uid is `uid`, and of its
+    zombies with `zombies`. Killing leaves zombies out: they run nothing, hold nothing but
+    their pid and can't be killed (a kernel's first process, orphaned when its `unshare`
+    parent is killed, waits for the machine's init to reap it, which here took over 0.5 s:
+    every lease and release spun that long). They still count against the uid's
+    RLIMIT_NPROC, so a lease prefers a uid that has none (lease())."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -83,6 +94,8 @@ def processes_of(uid: int) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/status", "rb") as handle:
                 for line in handle:
+                    if not zombies and line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
+                        break
                     if line.startswith(b"Uid:"):
                         real, effective = (int(x) for x in line.split()[1:3])
                         if uid in (real, effective):

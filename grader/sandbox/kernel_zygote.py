@@ -1,0 +1,267 @@
+"""A cheaper fresh kernel (issue 19, part 2): a "zygote" process per grader process
+imports ipykernel, IPython, zmq and tornado once (about half of a kernel's start-up CPU,
+see bench/bench_kernel_phases.py) and forks a fresh, never-used kernel per notebook. Each
+fork joins its cgroups, takes its rlimits, makes its own namespaces (unshare(2) and a
+fork for the PID namespace), confines itself with confine.py (mounts, capability bounding
+set, the leased uid, no_new_privs, seccomp) before any student code, then starts the
+kernel app on the connection file it was given (zygote_process.py). Never two students
+in one kernel, never a kernel used twice: a kernel is a fork that runs one notebook.
+
+The zygote runs as the grader's user, outside every sandbox; its control channel is a
+socketpair inherited only by it (closed in every fork), never a path. It dies with the
+grader. Used only when the grader is root (each kernel leases a uid; a grader that is
+not root keeps today's `unshare --user` path) and ABGRADE_KERNEL_ZYGOTE is not "0". If
+the zygote can't start (a missing module, ...) or dies, kernels start as before, one
+interpreter each (`isolation.wrap`), and `note()` says why."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .isolation import CONFINE_SOURCE, Isolation
+from .limits import die_with_grader
+
+_SOURCE = CONFINE_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py").read_text()
+START_SECONDS = 30.0  # importing ipykernel on a busy machine
+SPAWN_SECONDS = 10.0
+LOG = logging.getLogger("abgrade.zygote")
+
+
+def enabled() -> bool:
+    return os.environ.get("ABGRADE_KERNEL_ZYGOTE", "1") != "0"
+
+
+class ZygoteKernel:
+    """What jupyter_client's LocalProvisioner needs of a Popen, for a kernel forked by the
+    zygote (a child of the zygote, not of the grader: its exit status comes from the zygote)."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, zygote: KernelZygote, pid: int) -> None:
+        self.zygote, self.pid = zygote, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.exit_status(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout or 0)
+            self.zygote.wait_for_exit(0.05)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(9)
+
+    def terminate(self) -> None:
+        self.send_signal(15)
+
+
+class KernelZygote:
+    """The zygote process and its private control channel. Thread-safe."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ours.set_inheritable(False)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._replies: dict[int, dict] = {}
+        self._exits: dict[int, int] = {}
+        self._next_id = 0
+        self.alive = False
+        self.pid = 0
+        self.problem: str | None = None
+        self.process: subprocess.Popen | None = None
+        started = threading.Event()
+        # started from a thread that lives as long as the zygote: PR_SET_PDEATHSIG fires
+        # when the thread that forked a process ends, not only the process
+        threading.Thread(target=self._run, args=(theirs, started), name="abgrade-kernel-zygote", daemon=True).start()
+        started.wait()
+        with self._lock:
+            self._changed.wait_for(lambda: self.alive or self.problem is not None, timeout=START_SECONDS)
+            if not self.alive and self.problem is None:
+                self.problem = f"it did not start within {START_SECONDS:g} s"
+        if self.problem:
+            self.close()
+
+    def _run(self, theirs: socket.socket, started: threading.Event) -> None:
+        from .worker import scrubbed_env
+
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _SOURCE + f"\nmain({theirs.fileno()})\n"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd="/",
+                env=scrubbed_env(Path("/nonexistent")),  # as a kernel's (PYTHONHASHSEED, no bytecode)
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+                preexec_fn=die_with_grader,
+            )
+        except OSError as exc:
+            with self._lock:
+                self.problem = f"{type(exc).__name__}: {exc}"
+                self._changed.notify_all()
+            started.set()
+            return
+        finally:
+            theirs.close()
+        started.set()
+        buffer = b""
+        while True:
+            try:
+                data = self.ours.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            buffer += data
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                self._take(json.loads(line))
+        with self._lock:
+            if self.alive or self.problem is None:
+                said = ""
+                if self.process.stderr is not None:
+                    try:
+                        said = self.process.stderr.read(2000).decode(errors="replace").strip()
+                    except (OSError, ValueError):
+                        pass
+                self.problem = self.problem or f"it ended{': ' + said.splitlines()[-1] if said else ''}"
+            self.alive = False
+            self._changed.notify_all()
+
+    def _take(self, message: dict) -> None:
+        with self._lock:
+            if "exit" in message:
+                self._exits[int(message["exit"])] = int(message["status"])
+            elif "ready" in message:
+                self.pid, self.alive = int(message["ready"]), True
+            elif "id" in message:
+                self._replies[int(message["id"])] = message
+            elif "error" in message:
+                self.problem = f"it could not import the kernel: {message['error']}"
+            self._changed.notify_all()
+
+    def spawn(self, args: list[str], plan: dict, env: dict[str, str], out_fd: int, caps: dict, cgroups: list) -> int:
+        """Fork a fresh kernel confined by `plan`; its pid. Raises OSError when the zygote
+        can't (the caller then starts the kernel the usual way)."""
+        request: dict[str, Any] = {
+            "args": args,
+            "plan": plan,
+            "env": env,
+            "rlimits": caps,
+            "cgroups": [os.fsdecode(p) for p in cgroups],
+        }
+        with self._lock:
+            if not self.alive:
+                raise OSError(f"the kernel zygote is gone ({self.problem})")
+            self._next_id += 1
+            request["id"] = number = self._next_id
+            socket.send_fds(self.ours, [json.dumps(request).encode() + b"\n"], [out_fd])
+            if not self._changed.wait_for(lambda: number in self._replies or not self.alive, timeout=SPAWN_SECONDS):
+                raise OSError("the kernel zygote did not answer")
+            reply = self._replies.pop(number, None)
+        if reply is None or "pid" not in reply:
+            raise OSError(f"the kernel zygote could not fork: {(reply or {}).get('error', self.problem)}")
+        return int(reply["pid"])
+
+    def exit_status(self, pid: int) -> int | None:
+        with self._lock:
+            return self._exits.get(pid)
+
+    def wait_for_exit(self, seconds: float) -> None:
+        with self._lock:
+            self._changed.wait(seconds)
+
+    def close(self) -> None:
+        self.alive = False
+        try:
+            self.ours.close()
+        except OSError:
+            pass
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+_ZYGOTE: KernelZygote | None = None
+_START_LOCK = threading.Lock()
+_NOTE: str | None = None
+
+
+def note() -> str | None:
+    """Why kernels start without the zygote in this grader process, if they do."""
+    return _NOTE
+
+
+def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
+    """This grader process's zygote (started on first use), or None when kernels must
+    start the usual way: turned off, no leased uid, or the zygote can't run here."""
+    global _ZYGOTE, _NOTE
+    if not enabled() or uid is None or isolation.userns:
+        return None
+    with _START_LOCK:
+        if _ZYGOTE is not None and _ZYGOTE.owner != os.getpid():  # a forked grader: not ours
+            _ZYGOTE = None
+        if _ZYGOTE is None or not _ZYGOTE.alive:
+            if _ZYGOTE is not None:
+                _NOTE = f"kernel zygote: {_ZYGOTE.problem}; restarted"
+                LOG.warning(_NOTE)
+            zygote = KernelZygote()
+            if not zygote.alive:
+                _NOTE = f"kernel zygote unavailable ({zygote.problem}): one interpreter per kernel"
+                LOG.warning(_NOTE)
+                _ZYGOTE = None
+                return None
+            _ZYGOTE = zygote
+        return _ZYGOTE
+
+
+def adopt(km: Any, isolation: Isolation, uid: int | None, plan: dict, caps: dict, cgroups: list) -> None:
+    """Make the kernel manager `km` (whose kernel spec runs `isolation.wrap(argv, plan)`)
+    start its kernel as a fork of the zygote, confined by `plan` with `caps` and in
+    `cgroups`; when there is no zygote, or it fails, the wrapped command runs as before."""
+    launch = km._async_launch_kernel
+    skip = len(isolation.wrap([], plan))  # the wrapper in front of the kernel's own argv
+
+    async def launch_from_zygote(kernel_cmd: list[str], **kw: Any) -> None:
+        global _NOTE
+        zygote = zygote_for(isolation, uid)
+        inner = kernel_cmd[skip:]
+        if zygote is None or inner[:3] != [sys.executable, "-m", "ipykernel_launcher"]:
+            return await launch(kernel_cmd, **kw)
+        provisioner = km.provisioner
+        try:
+            # as jupyter_client's launcher says: the kernel's parent (here the zygote), which it watches
+            env = {**(kw.get("env") or {}), "JPY_PARENT_PID": str(zygote.pid)}
+            pid = zygote.spawn(inner[3:], plan, env, int(kw["stdout"]), caps, cgroups)
+        except OSError as exc:
+            _NOTE = f"kernel zygote: {exc}; this kernel started the usual way"
+            LOG.warning(_NOTE)
+            return await launch(kernel_cmd, **kw)
+        provisioner.process = ZygoteKernel(zygote, pid)
+        provisioner.pid = provisioner.pgid = pid  # its own session: the pgid is its pid
+        km._reconcile_connection_info(provisioner.connection_info)
+
+    km._async_launch_kernel = launch_from_zygote

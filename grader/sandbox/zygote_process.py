@@ -1,0 +1,223 @@
+"""The kernel zygote's own program (run as `python -c CONFINE_SOURCE + THIS + "main(FD)"`,
+so it needs nothing of the grader): import ipykernel, IPython, zmq, tornado and debugpy once,
+then, for each request on its private control socket (inherited from the grader, fd FD,
+never a path), fork a fresh kernel that confines itself exactly as the `unshare ...
+python -I -S -c CONFINE` command of today's path does, then starts the kernel app.
+
+Nothing of a student ever runs in the zygote: it imports, forks and reaps. It creates no
+thread, no ZeroMQ context, no event loop and no kernel (forking those is unsafe); every
+fork is a never-used kernel that runs one notebook and dies. It is a child subreaper, so
+the kernels it forks are reaped at once (not left as zombies of the machine's init), and
+it dies with the grader (PR_SET_PDEATHSIG, set by the grader between fork and exec).
+
+Requests are JSON lines `{"id", "args", "plan", "env", "cgroups", "rlimits"}`
+with the kernel's output pipe passed along (SCM_RIGHTS); replies are `{"id", "pid"}`
+or `{"id", "error"}`, and `{"exit": PID, "status": CODE}` when a kernel ends (CODE < 0:
+killed by that signal, as subprocess says)."""
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # in front of this source at run time
+    from grader.sandbox.confine import MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, _fail, confine
+
+MS_NOEXEC = 8
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
+    0x00020000,
+    0x04000000,
+    0x08000000,
+    0x20000000,
+    0x40000000,
+)
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+# what a kernel imports before and while it initializes (init_kernel imports the debugger,
+# and with it debugpy: about 100 ms of CPU per kernel): imported once, here
+PREIMPORT = (
+    "zmq",
+    "tornado.ioloop",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.queues",
+    "tornado.platform.asyncio",
+    "IPython",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.logger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.debugger",
+    "ipykernel.iostream",
+    "ipykernel.heartbeat",
+    "ipykernel.parentpoller",
+    "ipykernel.comm",
+)
+LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
+
+
+def _die_with_parent(libc):
+    parent = os.getppid()
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _status(code):
+    if os.WIFSIGNALED(code):
+        return -os.WTERMSIG(code)
+    return os.WEXITSTATUS(code)
+
+
+def _kernel(request, out_fd, libc):
+    """In the fork: the same steps, in the same order, as today's path (the grader's
+    preexec_fn, `unshare --fork --kill-child --mount-proc`, confine.py), then the kernel."""
+    import resource
+
+    os.setsid()  # the kernel's own session and process group, as jupyter_client starts it
+    _die_with_parent(libc)
+    for number in range(1, signal.NSIG):  # the zygote's signal dispositions are not the kernel's
+        if number not in (signal.SIGKILL, signal.SIGSTOP):
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the control socket above all: no kernel may talk to the zygote
+    for name, value in request["rlimits"].items():
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):
+            pass
+    pid = str(os.getpid()).encode()
+    for procs in request["cgroups"]:  # counted from here on, as the preexec_fn's join does
+        fd = os.open(procs, os.O_WRONLY)
+        try:
+            os.write(fd, pid)
+        finally:
+            os.close(fd)
+    plan = request["plan"]
+    if plan.get("namespace"):
+        flags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET
+        if libc.unshare(flags) != 0:
+            _fail(111, "unshare")
+        child = os.fork()  # the PID namespace's first process
+        if child:  # `unshare --fork`: wait and pass the exit on, ignoring what it would
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            while True:
+                try:
+                    _, code = os.waitpid(child, 0)
+                    break
+                except ChildProcessError:
+                    os._exit(1)
+                except InterruptedError:
+                    continue
+            if os.WIFSIGNALED(code):
+                signal.signal(os.WTERMSIG(code), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(code))
+            os._exit(os.WEXITSTATUS(code) if os.WIFEXITED(code) else 1)
+        _die_with_parent(libc)  # `--kill-child`
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            _fail(111, "mount --make-rprivate /")
+        if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
+            _fail(111, "mount /proc")
+    confine(plan)  # mounts, capabilities, uid, no_new_privs, seccomp, chdir
+    os.environ.clear()
+    os.environ.update(request["env"])
+    import tempfile
+
+    tempfile.tempdir = None  # TMPDIR is the kernel's work folder, not whatever the zygote saw
+    sys.argv = [LAUNCHER[0], *request["args"]]
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance(request["args"])
+
+
+def _serve(control, libc):
+    buffer = b""
+    while True:
+        while True:  # reap: kernels that ended, and orphans of theirs (subreaper)
+            try:
+                pid, code = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not pid:
+                break
+            control.sendall(json.dumps({"exit": pid, "status": _status(code)}).encode() + b"\n")
+        ready, _, _ = select.select([control], [], [], 0.02)
+        if not ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(control, 1 << 20, 4)
+        if not data:
+            os._exit(0)  # the grader closed its end
+        buffer += data
+        if b"\n" not in buffer:
+            for fd in fds:
+                os.close(fd)
+            continue
+        line, buffer = buffer.split(b"\n", 1)
+        request = json.loads(line)
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            control.sendall(json.dumps({"id": request.get("id"), "error": "no output pipe"}).encode() + b"\n")
+            continue
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            os.close(fds[0])
+            control.sendall(json.dumps({"id": request["id"], "error": str(exc)}).encode() + b"\n")
+            continue
+        if pid == 0:
+            code = 1
+            try:
+                _kernel(request, fds[0], libc)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:  # noqa: BLE001 - say why on the kernel's own output, never return to the loop
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(fds[0])
+        control.sendall(json.dumps({"id": request["id"], "pid": pid}).encode() + b"\n")
+
+
+def main(fd):
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    control = socket.socket(fileno=fd)
+    os.set_inheritable(fd, False)
+    if sys.path and sys.path[0] == "":  # as ipykernel_launcher: the kernel's init_path puts its cwd back
+        del sys.path[0]
+    try:
+        import importlib
+        import importlib.util
+
+        for name in PREIMPORT:  # imported once here, for every kernel forked from here
+            importlib.import_module(name)
+        spec = importlib.util.find_spec("ipykernel_launcher")
+        LAUNCHER[0] = (spec.origin if spec else None) or LAUNCHER[0]
+        threads = len(os.listdir("/proc/self/task"))
+        if threads != 1 or sys.gettrace() is not None:  # forking a thread or a tracer is unsafe
+            raise RuntimeError(f"the imports left {threads} threads, trace {sys.gettrace()!r}")
+    except BaseException as exc:  # noqa: BLE001 - the grader falls back to a kernel per interpreter
+        control.sendall(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode() + b"\n")
+        os._exit(1)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    control.sendall(json.dumps({"ready": os.getpid()}).encode() + b"\n")
+    _serve(control, libc)
