@@ -94,15 +94,15 @@ def clean_data(value: Any, limit: int = MESSAGE_CHARS, depth: int = 0) -> Any:
         if depth >= DEPTH:
             return None
         return {
-            (k if k in _SAFE_KEYS else clean_line(k)) if isinstance(k, str) else k: clean_data(v, limit, depth + 1)
+            (k if type(k) is str and len(k) <= NAME_CHARS and not _UNSAFE_LINE.search(k) else clean_line(k))
+            if isinstance(k, str)
+            else k: clean_data(v, limit, depth + 1)
             for k, v in value.items()
         }
     return value
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
-# the keys observers send again and again: already clean (a key outside this set is cleaned)
-_SAFE_KEYS = frozenset({"key", "state", "limit", "flag", "value", "type", "items", "repr", "calls", "returned"})
 
 
 def visible_controls(text: str) -> str:

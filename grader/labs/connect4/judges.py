@@ -51,6 +51,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     """Every entry of gCache after each call (text, observation, root state, limit) holds
     for its (State, limit), and the root's own entry is there."""
     memo: dict = {}  # bounds proven so far, shared by every entry of every call
+    boards: dict = {}  # each key's board, decoded and checked once
     checked = 0
     seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
     for text, call, State, limit in calls:
@@ -73,7 +74,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
                 mark = entry_mark(entry)
                 if mark in seen:
                     continue
-                problem = entry_problem(entry, memo, game, limit)
+                problem = entry_problem(entry, memo, boards, game, limit)
                 if problem is None:
                     seen.add(mark)
                 else:
@@ -86,7 +87,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
                 bugs,
             )
         # entries the observer left out as sent unchanged by the call before (checked there)
-        repeated: int = report["repeated"] if type(report.get("repeated")) is int else 0
+        repeated: int = report["repeated"] if type(report.get("repeated")) is int and report["repeated"] >= 0 else 0
         checked += len(entries) + repeated
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
@@ -132,22 +133,22 @@ def entry_mark(entry: Any) -> Any:
         return repr(entry)
 
 
-def decoded(state: Any, memo: dict) -> tuple | None:
+def decoded(state: Any, boards: dict) -> tuple | None:
     """The board a key holds (checked once per board: the same boards come back under
     every limit), or None when it isn't one."""
-    mark = ("board", tuple(state)) if isinstance(state, list) and all(isinstance(r, str) for r in state) else None
-    if mark is not None and mark in memo:
-        return memo[mark]
+    mark = tuple(state) if isinstance(state, list) and all(isinstance(r, str) for r in state) else None
+    if mark is not None and mark in boards:
+        return boards[mark]
     try:
         State = connect4.decode(state)
     except ValueError:
         State = None
     if mark is not None:
-        memo[mark] = State
+        boards[mark] = State
     return State
 
 
-def entry_problem(entry: Any, memo: dict, game: Any, deepest: int) -> Callable[[], str] | None:
+def entry_problem(entry: Any, memo: dict, boards: dict, game: Any, deepest: int) -> Callable[[], str] | None:
     """None when the entry holds; else what to say about it (worked out only if shown:
     the exact value of a wrong entry costs a full search). `deepest`: the call's own limit,
     which no entry of a correct search exceeds."""
@@ -167,7 +168,7 @@ def entry_problem(entry: Any, memo: dict, game: Any, deepest: int) -> Callable[[
         return lambda: f"- the entry for limit {limit} has the flag {show(flag)}; flags are '=', '≤' and '≥'."
     if not is_number(value):
         return lambda: f"- the entry for limit {limit} holds {show(value)}, not a number."
-    State = decoded(key["state"], memo)
+    State = decoded(key["state"], boards)
     if State is None:
         return lambda: "- a key holds something that is not a Connect Four board."
     if not 0 <= limit <= deepest:
