@@ -167,7 +167,7 @@ def start(folder: Path, workers: int, env: dict[str, str], certs: Path | None = 
 def open_certs() -> Iterator[Path]:
     """`abgrade cluster certs` into a folder anyone may enter and list (mode 0755): only the
     keys' own mode keeps students out, as where a course keeps them in a shared place."""
-    folder = Path(tempfile.mkdtemp(prefix="abgrade-test-certs-"))
+    folder = Path(tempfile.mkdtemp(prefix="abgrade-test-certs-", dir="/var/tmp"))  # not /tmp: private to students
     try:
         done = subprocess.run(
             [sys.executable, "-m", "grader", "cluster", "certs", str(folder), "--force"],
@@ -246,6 +246,23 @@ def test_at_the_namespaces_level_the_attacker_reaches_no_cluster(tmp_path):
         assert gained(attack) == [], attack.student_output
         assert any("BLOCKED connect plain" in line for line in blocked(attack)), attack.student_output
         _graded_as_alone(folder, spec, cluster, tmp_path)
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.skipif(not HAVE_NAMESPACES, reason="this machine has no namespaces for student processes")
+def test_at_the_namespaces_level_the_workers_key_folder_is_hidden(tmp_path, open_certs):
+    """Not only the key's mode: its folder is covered in the student's file system (a worker
+    that is not root runs its students as its own user, in namespaces of their own)."""
+    spec = make_spec(tmp_path)
+    cluster = start(tmp_path / "cluster", 1, {"ABGRADE_ISOLATION": ""}, certs=open_certs)
+    try:
+        attack = grade_on(cluster, attacker(tmp_path / "subs", cluster), spec).value
+        assert "isolation: namespaces" in " ".join(attack.notes)
+        assert gained(attack) == [], attack.student_output
+        for role in ("scheduler", "worker", "client"):
+            assert f"BLOCKED key {open_certs}/{role}-key.pem FileNotFoundError" in blocked(attack)
+        assert attack.score == solo_scores(tmp_path / "subs", spec, tmp_path)["attacker"]
     finally:
         cluster.stop()
 

@@ -46,6 +46,7 @@ class WorkerFacts:
     root: bool
     open_listeners: tuple[str, ...] = ()  # listeners that answered a connection without a certificate
     exposed_keys: tuple[str, ...] = ()  # "PATH (why)" for each key file a student uid could read
+    key_folders: tuple[str, ...] = ()  # where its key files are (hidden from its students at the namespaces level)
 
 
 def worker_problem(facts: WorkerFacts) -> str | None:
@@ -89,6 +90,7 @@ def facts_from(answer: dict) -> WorkerFacts:
         root=bool(answer["root"]),
         open_listeners=tuple(answer.get("open_listeners", ())),
         exposed_keys=tuple(answer.get("exposed_keys", ())),
+        key_folders=tuple(answer.get("key_folders", ())),
     )
 
 
@@ -144,13 +146,14 @@ async def gather_facts(dask_worker: Any) -> dict:
     from ..sandbox.isolation import detect_isolation
 
     level = detect_isolation().level
-    facts = WorkerFacts(worker=str(dask_worker.address), level=level, root=os.geteuid() == 0)
+    keys = key_files(dask_worker.security)
+    folders = tuple(dict.fromkeys(os.path.dirname(os.path.abspath(path)) for path in keys))
+    facts = WorkerFacts(str(dask_worker.address), level, os.geteuid() == 0, key_folders=folders)
     if level != "namespaces":
         listeners = [dask_worker.scheduler.address, dask_worker.address, getattr(dask_worker, "nanny", None)]
         addresses = list(dict.fromkeys(str(a) for a in listeners if a))
         answered = await asyncio.gather(*(stranger_answered(a) for a in addresses))
-        exposed = [why for path in key_files(dask_worker.security) if (why := key_exposure(path))]
-        facts = WorkerFacts(
-            facts.worker, level, facts.root, tuple(a for a, yes in zip(addresses, answered) if yes), tuple(exposed)
-        )
+        exposed = [why for path in keys if (why := key_exposure(path))]
+        opened = tuple(a for a, yes in zip(addresses, answered) if yes)
+        facts = WorkerFacts(facts.worker, level, facts.root, opened, tuple(exposed), folders)
     return asdict(facts)

@@ -79,16 +79,37 @@ def grade_payload(task: Callable[[Path], Any], payload: Payload, topic: str) -> 
         try:
             path = folder / Path(payload.name).name
             path.write_bytes(payload.data)
-            value = _with_temp_root(task, worker_folder())(path)
+            value = _for_this_worker(task, worker_folder())(path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return Reply(value, time.monotonic() - started)
 
 
-def _with_temp_root(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
+def _for_this_worker(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
     """The batch machine's temporary folder means nothing here: the task's job folders go
-    into this worker's own."""
-    return dataclasses.replace(task, temp_root=folder) if isinstance(task, GradeTask) else task
+    into this worker's own. The folders of the worker's TLS keys are hidden from its
+    students too (namespaces level: a worker that is not root runs its students as its own
+    user in their namespaces, where a key's mode alone wouldn't stop them; the process level
+    relies on the key's mode and root, checked in cluster_trust.py)."""
+    if not isinstance(task, GradeTask):
+        return task
+    return dataclasses.replace(task, temp_root=folder, hidden=(*task.hidden, *_secret_folders(folder)))
+
+
+def _secret_folders(work: Path) -> tuple[Path, ...]:
+    """The key folders to hide: at the namespaces level, those that hold neither the
+    worker's work folders nor the interpreter (covering those would stop every grading)."""
+    from ..sandbox.isolation import INTERPRETER_PATHS
+
+    if _facts is None or _facts.get("level") != "namespaces":
+        return ()
+    needed = [str(work.resolve()), *INTERPRETER_PATHS]
+    found = []
+    for folder in _facts.get("key_folders", ()):
+        inside = [p for p in needed if p == folder or p.startswith(folder.rstrip("/") + "/")]
+        if not inside and Path(folder).is_dir():
+            found.append(Path(folder))
+    return tuple(found)
 
 
 async def worker_facts(dask_worker: Any) -> dict:
