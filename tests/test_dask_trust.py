@@ -245,6 +245,7 @@ def test_at_the_namespaces_level_the_attacker_reaches_no_cluster(tmp_path):
         assert "isolation: namespaces" in " ".join(attack.notes)
         assert gained(attack) == [], attack.student_output
         assert any("BLOCKED connect plain" in line for line in blocked(attack)), attack.student_output
+        assert "SOCKET ENETUNREACH Network is unreachable" in attack.student_output.splitlines()
         _graded_as_alone(folder, spec, cluster, tmp_path)
     finally:
         cluster.stop()
@@ -283,6 +284,7 @@ def test_at_the_process_level_a_tls_cluster_keeps_the_attacker_out(tmp_path, ope
             assert f"BLOCKED key {open_certs}/{role}-key.pem PermissionError" in lines, attack.student_output
         connects = [line for line in lines if line.startswith("BLOCKED connect")]
         assert [c.split()[2] for c in connects] == ["plain", "own"], attack.student_output  # ... nor connect
+        assert "SOCKET connected" in attack.student_output.splitlines()  # though the network is shared
         _graded_as_alone(folder, spec, cluster, tmp_path)
     finally:
         cluster.stop()

@@ -34,6 +34,7 @@ SUBMISSIONS = {
     "agents": ("agents/correct_chapter.py", "agents/bug_strict_cutoff.py"),
     "connect4": ("connect4/correct_seed.py", "connect4/bug_no_ordering.py"),
 }
+DEPENDENCIES = "numpy, yaml, nbformat, nbclient, ipykernel, pip"  # the wheel's, and pip to install it
 SPEC_WITH_HIDDEN = """\
 lab: tree
 checks:
@@ -89,12 +90,16 @@ def venv(tmp_path_factory, wheel) -> Path:
         [sys.executable, "-c", "import sys; print(sys.base_prefix)"], capture_output=True, text=True
     ).stdout.strip()
     found = subprocess.run(
-        [f"{base}/bin/python3", "-c", "import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))"],
+        [
+            f"{base}/bin/python3",
+            "-c",
+            f"import {DEPENDENCIES}, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))",
+        ],
         capture_output=True,
         text=True,
     )
     if found.returncode != 0:
-        pytest.skip("the base interpreter has no numpy to lend the fresh venv offline")
+        pytest.skip(f"the base interpreter lacks one of {DEPENDENCIES} to lend the fresh venv offline")
     root = tmp_path_factory.mktemp("venv") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(root)], check=True)
     python = root / "bin" / "python"
