@@ -3,6 +3,9 @@
 A region between `### BEGIN SOLUTION` and `### END SOLUTION` is the answer: the skeleton
 drops it and keeps what follows an optional `### ELSE` (uncommented), or else writes a
 TODO and `raise NotImplementedError`. So skeleton and solution can't drift apart.
+
+The student wheel (course/student_wheel.py) carries no solutions: it ships the skeletons
+generated at build time in `grader/skeletons/<lab>/`, which are read instead when present.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from .paths import EXERCISES_DIR, SOLUTIONS_DIR
+from .paths import EXERCISES_DIR, PACKAGE_DIR, SOLUTIONS_DIR
+
+SKELETONS_DIR = PACKAGE_DIR / "skeletons"  # only in the student wheel
 
 BEGIN, ELSE, END = "### BEGIN SOLUTION", "### ELSE", "### END SOLUTION"
 _COMMENT = re.compile(r"^(\s*)# ?")
@@ -55,13 +60,31 @@ def strip_solutions(text: str, source: str = "<solution>") -> str:
 def solution_path(lab: str) -> Path:
     path = SOLUTIONS_DIR / f"{lab}.py"
     if not path.exists():
-        known = sorted(p.stem for p in SOLUTIONS_DIR.glob("*.py") if p.stem != "__init__")
-        raise KeyError(f"unknown lab {lab!r}; known labs: {', '.join(known)}")
+        raise KeyError(f"unknown lab {lab!r}; known labs: {', '.join(known_labs())}")
     return path
+
+
+def known_labs() -> list[str]:
+    if SKELETONS_DIR.is_dir():
+        return sorted(p.name for p in SKELETONS_DIR.iterdir() if (p / "lab.py").is_file())
+    return sorted(p.stem for p in SOLUTIONS_DIR.glob("*.py") if p.stem != "__init__")
+
+
+def _shipped(lab: str, name: str) -> str | None:
+    """A skeleton the student wheel ships, or None (a checkout or the full package)."""
+    if not SKELETONS_DIR.is_dir():
+        return None
+    path = SKELETONS_DIR / lab / name
+    if lab not in known_labs() or not path.is_file():
+        raise KeyError(f"unknown lab {lab!r}; known labs: {', '.join(known_labs())}")
+    return path.read_text(encoding="utf-8")
 
 
 def exercise_text(lab: str) -> str:
     """The student's `.py` starting file of `lab`."""
+    shipped = _shipped(lab, "lab.py")
+    if shipped is not None:
+        return shipped
     path = solution_path(lab)
     return strip_solutions(path.read_text(), str(path))
 
@@ -106,6 +129,9 @@ def exercise_notebook(lab: str) -> nbformat.NotebookNode:
 
 
 def exercise_notebook_text(lab: str) -> str:
+    shipped = _shipped(lab, "lab.ipynb")
+    if shipped is not None:
+        return shipped
     return nbformat.writes(exercise_notebook(lab)) + "\n"
 
 

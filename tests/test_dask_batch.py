@@ -24,6 +24,7 @@ import pytest
 from grader.batch.executor import ATTEMPTS, Job, JobResult
 from grader.batch.remote import Payload, Reply, grade_payload
 from grader.batch.task import GradeTask
+from grader.sandbox.isolation import detect_isolation
 from grader.sandbox.notebook import KernelStartError
 
 from .notebook_builder import notebook_from_py
@@ -55,6 +56,7 @@ CLASS = [
     "hostile_error_after_def",
 ]
 UID_NOTE = re.compile(r"uid \d+")  # each grading leases its own uid: the one thing that may differ
+LEVEL = detect_isolation().level  # what the workers started here grade at
 
 
 # --- a cluster on localhost ---------------------------------------------------------
@@ -70,15 +72,51 @@ class Cluster:
     address: str = ""
     scheduler: subprocess.Popen | None = None
     workers: list[subprocess.Popen] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # for the workers (ABGRADE_ISOLATION=process)
+    certs: Path | None = None  # a TLS cluster with the credentials of `abgrade cluster certs` there
 
     @property
     def scheduler_file(self) -> Path:
         return self.folder / "scheduler.json"
 
-    def start(self, workers: int) -> None:
-        self.scheduler = self._spawn(
-            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", self.scheduler_file
+    def tls_args(self, role: str) -> list[object]:
+        if self.certs is None:
+            return []
+        return ["--tls-ca-file", self.certs / "ca.pem", "--tls-cert", self.certs / f"{role}.pem",
+                "--tls-key", self.certs / f"{role}-key.pem"]  # fmt: skip
+
+    @property
+    def batch_args(self) -> list[object]:
+        """What `abgrade batch` needs to reach this cluster."""
+        if self.certs is None:
+            return ["--scheduler", self.address]
+        return ["--scheduler", self.address, "--tls-ca", self.certs / "ca.pem", "--tls-cert",
+                self.certs / "client.pem", "--tls-key", self.certs / "client-key.pem"]  # fmt: skip
+
+    def security(self):  # noqa: ANN201 - distributed.Security, imported only with dask
+        from distributed.security import Security
+
+        if self.certs is None:
+            return Security(require_encryption=False)
+        return Security(
+            require_encryption=True,
+            tls_ca_file=str(self.certs / "ca.pem"),
+            tls_client_cert=str(self.certs / "client.pem"),
+            tls_client_key=str(self.certs / "client-key.pem"),
         )
+
+    def tls_files(self):  # noqa: ANN201 - grader.batch.dask_pool.TlsFiles
+        from grader.batch.dask_pool import TlsFiles
+
+        assert self.certs is not None
+        return TlsFiles(self.certs / "ca.pem", self.certs / "client.pem", self.certs / "client-key.pem")
+
+    def start(self, workers: int) -> None:
+        protocol = ["--protocol", "tls"] if self.certs else []
+        self.scheduler = self._spawn(
+            "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
+            self.scheduler_file, *protocol, *self.tls_args("scheduler"),
+        )  # fmt: skip
         deadline = time.monotonic() + 30
         while not self.scheduler_file.exists():
             assert time.monotonic() < deadline, "the scheduler never wrote its file"
@@ -91,20 +129,23 @@ class Cluster:
         self.wait_for_workers(workers)
 
     def add_worker(self) -> subprocess.Popen:
-        worker = self._spawn("worker", "--scheduler-file", self.scheduler_file, "--nworkers", "1", "--nthreads", "1")
+        worker = self._spawn(
+            "worker", "--scheduler-file", self.scheduler_file, "--nworkers", "1", "--nthreads", "1",
+            *self.tls_args("worker"), env=self.env,
+        )  # fmt: skip
         self.workers.append(worker)
         return worker
 
     def wait_for_workers(self, count: int) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout=30, set_as_default=False) as client:
+        with Client(self.address, timeout=30, set_as_default=False, security=self.security()) as client:
             client.wait_for_workers(count, timeout=60)
 
-    def _spawn(self, *args: object) -> subprocess.Popen:
+    def _spawn(self, *args: object, env: dict[str, str] | None = None) -> subprocess.Popen:
         # a session of its own: SIGKILL of the group takes the nanny and its worker process
         # at once, as when a machine dies; PYTHONPATH: the workers import tests' tasks too
-        env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+        env = {**os.environ, "PYTHONPATH": str(PROJECT), **(env or {})}
         log = (self.folder / f"{args[0]}-{len(self.workers)}.log").open("w")
         return subprocess.Popen(
             [*dask_command(), *map(str, args)], cwd=self.folder, stdout=log, stderr=log, env=env, start_new_session=True
@@ -132,7 +173,14 @@ class Cluster:
 def cluster(tmp_path_factory) -> Iterator[Cluster]:
     if not HAVE_DASK:
         pytest.skip("dask[distributed] is not installed: pip install 'abgrade[dask]'")
-    running = Cluster(tmp_path_factory.mktemp("cluster"))
+    folder = tmp_path_factory.mktemp("cluster")
+    certs = None
+    if LEVEL != "namespaces":  # plain tcp:// is refused with workers at the process level
+        from grader.batch.certs import make_credentials, write_credentials
+
+        certs = folder / "certs"
+        write_credentials(certs, make_credentials())
+    running = Cluster(folder, certs=certs)
     try:
         running.start(workers=2)
         yield running
@@ -256,7 +304,7 @@ def test_machine_problems_on_the_cluster_are_retried_like_the_local_pool(cluster
     marks = tmp_path / "marks"
     marks.mkdir()
     results: list[JobResult] = []
-    with connect(cluster.address) as pool:
+    with connect(cluster.address, tls=cluster.tls_files() if cluster.certs else None) as pool:
         assert pool.workers == 2
         pool.run([Job("once", files[0])], FlakyTask(marks, 1), 60.0, results.append, lambda running: None)
         pool.run([Job("always", files[1])], FlakyTask(marks, 99), 60.0, results.append, lambda running: None)
@@ -272,14 +320,14 @@ def test_cluster_grades_exactly_as_the_local_pool(cluster, small_class, tmp_path
     folder, spec = small_class
     local = abgrade_batch(folder, tmp_path / "local", "--jobs", 2, "--seed", SEED, spec=spec)
     assert local.returncode == 0, local.stderr
-    remote = abgrade_batch(folder, tmp_path / "dask", "--scheduler", cluster.address, "--seed", SEED, spec=spec)
+    remote = abgrade_batch(folder, tmp_path / "dask", *cluster.batch_args, "--seed", SEED, spec=spec)
     assert remote.returncode == 0, remote.stderr
-    assert f"with 2 dask worker(s) at {cluster.address}, seed {SEED}" in remote.stderr
+    assert f"with 2 dask worker(s) at {cluster.address} (isolation: {LEVEL}), seed {SEED}" in remote.stderr
     assert exports(tmp_path / "dask") == exports(tmp_path / "local")
     assert rows(tmp_path / "dask", "SELECT jobs, seed, status FROM runs") == [(2, SEED, "complete")]
     with (tmp_path / "dask" / "grades.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == len(CLASS) + 1
-    again = abgrade_batch(folder, tmp_path / "dask", "--scheduler", cluster.address, spec=spec)
+    again = abgrade_batch(folder, tmp_path / "dask", *cluster.batch_args, spec=spec)
     assert again.returncode == 0 and f"{len(CLASS) + 1} submissions in {folder}, 0 to grade" in again.stderr
 
 
@@ -315,7 +363,7 @@ def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_pa
         source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
         (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
     out = tmp_path / "out"
-    batch = abgrade_batch(folder, out, "--scheduler", cluster.address, "--seed", SEED, spec=spec, popen=True)
+    batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
     wait_for_rows(out, 2, batch)
     victim = cluster.workers[0]
     deadline = time.monotonic() + 30

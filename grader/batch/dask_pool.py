@@ -18,6 +18,12 @@ and its worker restarted (its thread can't be stopped otherwise), as the local p
 its process. Ctrl-C cancels what is queued; a grading already running on a worker ends
 there and is dropped.
 
+Before the first task the batch asks every worker how it isolates students and, at the
+`process` level (students share the worker's network), whether the cluster refuses a
+process without a certificate (cluster_trust.py): a plain `tcp://` cluster with such a worker
+is refused (exit 2), as a student could take it over. `tls://` clusters are reached with
+the client's certificate and key (`TlsFiles`; the key must be private: mode 0600).
+
 dask is imported only here, and only when --scheduler is given."""
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import secrets
+import stat
 import time
 from collections import deque
 from collections.abc import Callable
@@ -32,8 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cluster_trust import cluster_problem, key_exposure
 from .executor import TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
-from .remote import Payload, Reply, grade_payload
+from .remote import Payload, Reply, grade_payload, worker_facts
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -53,6 +61,16 @@ class DaskUnavailable(Exception):
         self.machine = machine
 
 
+@dataclass(frozen=True)
+class TlsFiles:
+    """The batch machine's credentials for a `tls://` cluster (abgrade cluster certs DIR:
+    ca.pem, client.pem, client-key.pem)."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+
 @dataclass
 class _Running:
     job: Job
@@ -65,6 +83,7 @@ class DaskPool:
 
     client: Client
     address: str
+    levels: tuple[str, ...] = ()  # the isolation levels the workers said they grade at
     _started: dict[str, tuple[float, str]] = field(default_factory=dict)  # key -> (when, worker)
 
     @property
@@ -73,7 +92,8 @@ class DaskPool:
 
     @property
     def where(self) -> str:
-        return f"{self.workers} dask worker(s) at {self.address}"
+        levels = f" (isolation: {', '.join(self.levels)})" if self.levels else ""
+        return f"{self.workers} dask worker(s) at {self.address}{levels}"
 
     def __enter__(self) -> DaskPool:
         return self
@@ -178,35 +198,77 @@ class DaskPool:
             pass
 
 
-def connect(address: str, connect_seconds: float = CONNECT_SECONDS) -> DaskPool:
-    """A DaskPool on the scheduler at `address`, once it has a worker that runs the same
-    abgrade as this machine. Raises DaskUnavailable (one line naming the fix) otherwise."""
+def connect(address: str, connect_seconds: float = CONNECT_SECONDS, tls: TlsFiles | None = None) -> DaskPool:
+    """A DaskPool on the scheduler at `address`, once it has a worker, every worker runs the
+    same abgrade as this machine, and none would let its students reach the cluster. Raises
+    DaskUnavailable (one line naming the fix) otherwise, before any task is sent."""
     try:
         from distributed import Client
     except ImportError:
         raise DaskUnavailable("--scheduler needs dask: pip install 'abgrade[dask]'") from None
-    from distributed.comm.addressing import parse_address, parse_host_port
-
-    try:  # checked first: Client() would spend its whole timeout on a malformed address
-        parse_host_port(parse_address(address)[1])
-    except ValueError as exc:
-        raise DaskUnavailable(
-            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
-        ) from None
+    security = _security(address, tls)
     try:
-        client = Client(address, timeout=connect_seconds, set_as_default=False)
+        client = Client(address, timeout=connect_seconds, set_as_default=False, security=security)
     except (OSError, TimeoutError) as exc:
         raise DaskUnavailable(
-            f"no dask scheduler answers at {address} ({type(exc).__name__}); start one (`dask scheduler`) "
-            "or give its address as --scheduler tcp://HOST:PORT",
+            f"no dask scheduler answers at {address} ({type(exc).__name__}{_tls_hint(exc, tls)}); start one "
+            "(`dask scheduler`) or give its address as --scheduler tcp://HOST:PORT (or tls://HOST:PORT)",
             machine=True,
         ) from None
     try:
         _check_workers(client, address)
+        levels = _check_trust(client)
     except BaseException:
         client.close()
         raise
-    return DaskPool(client, address)
+    return DaskPool(client, address, levels)
+
+
+def _security(address: str, tls: TlsFiles | None) -> Any:
+    """Dask's Security for `address`: TLS with the batch's own certificate for `tls://`,
+    none for `tcp://` (whether that is allowed depends on the workers: _check_trust)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.security import Security
+
+    try:  # checked first: Client() would spend its whole timeout on a malformed address
+        scheme, location = parse_address(address)
+        parse_host_port(location)
+    except ValueError as exc:
+        raise DaskUnavailable(
+            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
+        ) from None
+    if scheme not in ("tcp", "tls"):
+        raise DaskUnavailable(f"--scheduler {address!r}: abgrade talks to tcp:// or tls:// schedulers only")
+    if scheme == "tcp":
+        if tls is not None:
+            raise DaskUnavailable(
+                "--tls-ca, --tls-cert and --tls-key are for a tls:// scheduler; give --scheduler tls://HOST:PORT"
+            )
+        return Security(require_encryption=False)
+    if tls is None:
+        raise DaskUnavailable(
+            f"--scheduler {address} needs this machine's credentials: --tls-ca DIR/ca.pem --tls-cert DIR/client.pem "
+            "--tls-key DIR/client-key.pem (abgrade cluster certs DIR makes them)"
+        )
+    for option, path in (("--tls-ca", tls.ca), ("--tls-cert", tls.cert), ("--tls-key", tls.key)):
+        if not path.is_file():
+            raise DaskUnavailable(f"{option} {path}: no such file")
+    exposed = key_exposure(str(tls.key))
+    if exposed:
+        mode = stat.S_IMODE(tls.key.stat().st_mode)
+        raise DaskUnavailable(
+            f"--tls-key {tls.key} can be read by others (mode {mode:04o}, or owned by a student uid): whoever reads it "
+            f"controls the cluster; chmod 600 {tls.key}"
+        )
+    return Security(
+        require_encryption=True, tls_ca_file=str(tls.ca), tls_client_cert=str(tls.cert), tls_client_key=str(tls.key)
+    )
+
+
+def _tls_hint(exc: BaseException, tls: TlsFiles | None) -> str:
+    if tls is None:
+        return ""
+    return f": {exc}; check that {tls.cert} is signed by the cluster's CA, as in its scheduler's --tls-ca-file"
 
 
 def _check_workers(client: Client, address: str) -> None:
@@ -229,3 +291,13 @@ def _check_workers(client: Client, address: str) -> None:
             f"dask worker {worker} has {found}, this machine abgrade {mine} ({len(wrong)} of {len(theirs)} workers "
             f"differ); install the same abgrade on every worker (pip install 'abgrade[dask]')",
         )
+
+
+def _check_trust(client: Client) -> tuple[str, ...]:
+    """Ask every worker how it isolates students, and at the `process` level whether they
+    could reach the cluster (cluster_trust.py); the levels found, or DaskUnavailable."""
+    found = client.run(worker_facts, on_error="return")
+    problem = cluster_problem(found)
+    if problem:
+        raise DaskUnavailable(problem)
+    return tuple(sorted({answer["level"] for answer in found.values()}))

@@ -4,6 +4,11 @@ it with the very task a local grader process runs (the same sandbox: a leased ui
 worker is root, namespaces, cgroups), removes the folder and sends back the result. The
 gradebook stays on the batch machine.
 
+Before its first grading a worker checks that its students can't reach the cluster
+(cluster_trust.py: at the `process` level, TLS that refuses strangers and a private key);
+the batch asks every worker the same before it sends a task, so this catches a worker that
+joined later, and it refuses to grade rather than hand the cluster to a student.
+
 Importable without dask (dask_pool.py ships the function by reference; the worker imports
 this module from its own abgrade)."""
 
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cluster_trust import facts_from, gather_facts, worker_problem
 from .scratch import make_run_folder, sweep_stale
 from .task import GradeTask
 
@@ -27,6 +33,11 @@ from .task import GradeTask
 # grader process. A cluster grades in parallel with more worker processes, not threads.
 _GRADING = threading.Lock()
 _run_folder: Path | None = None
+_facts: dict | None = None  # this worker's trust facts (cluster_trust.py), found once
+
+
+class UntrustedWorker(RuntimeError):
+    """This worker would let its students reach the cluster: it grades nothing."""
 
 
 @dataclass(frozen=True)
@@ -59,22 +70,70 @@ def grade_payload(task: Callable[[Path], Any], payload: Payload, topic: str) -> 
     """Grade one submission here. Raises what the task raises (a machine problem), for
     the batch to retry, as a local grader process does."""
     with _GRADING:
+        problem = _trust_problem()
+        if problem:
+            raise UntrustedWorker(problem)
         _announce(topic, payload.key)
         started = time.monotonic()
         folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
         try:
             path = folder / Path(payload.name).name
             path.write_bytes(payload.data)
-            value = _with_temp_root(task, worker_folder())(path)
+            value = _for_this_worker(task, worker_folder())(path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return Reply(value, time.monotonic() - started)
 
 
-def _with_temp_root(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
+def _for_this_worker(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
     """The batch machine's temporary folder means nothing here: the task's job folders go
-    into this worker's own."""
-    return dataclasses.replace(task, temp_root=folder) if isinstance(task, GradeTask) else task
+    into this worker's own. The folders of the worker's TLS keys are hidden from its
+    students too (namespaces level: a worker that is not root runs its students as its own
+    user in their namespaces, where a key's mode alone wouldn't stop them; the process level
+    relies on the key's mode and root, checked in cluster_trust.py)."""
+    if not isinstance(task, GradeTask):
+        return task
+    return dataclasses.replace(task, temp_root=folder, hidden=(*task.hidden, *_secret_folders(folder)))
+
+
+def _secret_folders(work: Path) -> tuple[Path, ...]:
+    """The key folders to hide: at the namespaces level, those that hold neither the
+    worker's work folders nor the interpreter (covering those would stop every grading)."""
+    from ..sandbox.isolation import INTERPRETER_PATHS
+
+    if _facts is None or _facts.get("level") != "namespaces":
+        return ()
+    needed = [str(work.resolve()), *INTERPRETER_PATHS]
+    found = []
+    for folder in _facts.get("key_folders", ()):
+        inside = [p for p in needed if p == folder or p.startswith(folder.rstrip("/") + "/")]
+        if not inside and Path(folder).is_dir():
+            found.append(Path(folder))
+    return tuple(found)
+
+
+async def worker_facts(dask_worker: Any) -> dict:
+    """What the batch asks every worker before its first task (`client.run`); kept for
+    this worker's own check before each grading."""
+    global _facts
+    _facts = await gather_facts(dask_worker)
+    return _facts
+
+
+def _trust_problem() -> str | None:
+    """Why this worker must not grade (cluster_trust.py), or None; off a dask worker (a
+    test calling grade_payload directly) there is no cluster to reach."""
+    global _facts
+    if _facts is None:
+        try:
+            from distributed import get_worker
+            from distributed.utils import sync
+
+            worker = get_worker()
+        except (ImportError, ValueError):
+            return None
+        _facts = sync(worker.loop, gather_facts, worker)
+    return worker_problem(facts_from(_facts))
 
 
 def _announce(topic: str, key: str) -> None:

@@ -15,6 +15,7 @@ from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_MACHINE, EXIT_OK, EXIT_USAGE, UsageError, load_lab
 
 if TYPE_CHECKING:
+    from ..batch.dask_pool import TlsFiles
     from ..batch.late import LatePolicy
 
 
@@ -30,8 +31,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--scheduler",
         metavar="tcp://HOST:PORT",
         help="grade on the workers of this dask.distributed scheduler instead of local processes "
-        "(needs pip install 'abgrade[dask]' here and on the workers; README, Grading on a cluster)",
+        "(needs pip install 'abgrade[dask]' here and on the workers; README, Grading on a cluster); "
+        "tls://HOST:PORT with --tls-ca, --tls-cert and --tls-key",
     )
+    for option, name in (("--tls-ca", "the cluster's CA certificate"), ("--tls-cert", "this machine's certificate"),
+                         ("--tls-key", "this machine's private key (mode 0600)")):  # fmt: skip
+        batch.add_argument(
+            option, type=Path, metavar="FILE", help=f"with --scheduler tls://...: {name} (abgrade cluster certs DIR)"
+        )
     batch.add_argument(
         "--out", type=Path, metavar="OUT", help="gradebook and exports (default: DIR-abgrade next to DIR)"
     )
@@ -128,6 +135,18 @@ def late_policy(args: argparse.Namespace) -> LatePolicy | None:
         ) from None
 
 
+def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
+    """--tls-ca, --tls-cert and --tls-key, all three or none."""
+    from ..batch.dask_pool import TlsFiles
+
+    given = (args.tls_ca, args.tls_cert, args.tls_key)
+    if all(path is None for path in given):
+        return None
+    if any(path is None for path in given):
+        raise UsageError("--tls-ca, --tls-cert and --tls-key go together (abgrade cluster certs DIR makes all three)")
+    return TlsFiles(args.tls_ca, args.tls_cert, args.tls_key)
+
+
 def run(args: argparse.Namespace) -> int:
     from ..batch.discovery import compile_id_pattern
     from ..batch.late import read_timestamps
@@ -144,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
             "--regrade grades everyone with a fresh seed; --student and --failed-only regrade with the class's "
             "seed: give one or the other"
         )
+    if not args.scheduler and any(p is not None for p in (args.tls_ca, args.tls_cert, args.tls_key)):
+        raise UsageError("--tls-ca, --tls-cert and --tls-key go with --scheduler tls://HOST:PORT")
     if args.jobs is not None and args.scheduler:
         raise UsageError("--jobs is for local graders; with --scheduler the cluster's workers grade (one each)")
     try:
@@ -174,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         from ..batch.dask_pool import DaskUnavailable, connect
 
         try:
-            cluster = connect(args.scheduler)
+            cluster = connect(args.scheduler, tls=_tls_files(args))
         except DaskUnavailable as exc:
             print(f"abgrade: {exc}", file=sys.stderr)
             return EXIT_MACHINE if exc.machine else EXIT_USAGE

@@ -37,9 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--package",
         metavar="SPEC",
-        help="with --init-ci: where the workflow's pip gets abgrade, a source the course controls: "
-        "a git URL pinned to a tag or commit ('abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0') "
-        "or the path of a wheel committed to the repository",
+        help="with --init-ci: the student wheel committed to the repository, which the workflow's pip installs "
+        "(abgrade student-wheel -o ci; default: the one in ./ci/)",
     )
     check.set_defaults(run=run)
 
@@ -85,28 +84,44 @@ def _near(path: Path) -> Path:
 
 
 PACKAGE_LINE = 'ABGRADE_PACKAGE: "SET-ME: abgrade check --init-ci --package SPEC"'
+STUDENT_WHEELS = "ci/abgrade-*+student-py3-none-any.whl"  # where --init-ci looks without --package
 PACKAGE_FIX = (
-    "give a git URL pinned to a tag or commit, e.g. 'abgrade @ git+https://github.com/OWNER/abgrade@v1.0.0', "
-    "or the path of a wheel committed to the repository, e.g. ./ci/abgrade-1.0.0-py3-none-any.whl"
+    "build the student wheel in a checkout of abgrade (abgrade student-wheel -o ci), commit it to this "
+    "repository and give its path, e.g. ./ci/abgrade-1.0.0+student-py3-none-any.whl"
 )
 
 
 def package_problem(spec: str) -> str | None:
-    """Why `spec` is not a pinned source the course controls, or None. A bare name or a
-    version of it comes from the package index, where `abgrade` is not ours; an unpinned
-    git URL changes under the course's feet."""
+    """Why `spec` is not the student wheel in this repository, or None. A bare name or a
+    version of it comes from the package index, where `abgrade` is not ours; a git URL, a
+    source archive or the full wheel install the reference solutions and every hidden case
+    where any student reads them; a wheel at a URL can't be checked."""
+    from ..course.student_build import student_wheel_problem
+
     if not spec.strip() or any(c in spec for c in "\"'\n\r$`\\"):
         return "not a pip requirement (no quotes, newlines, $ or backslashes)"
     location = spec.split(" @ ", 1)[-1].strip()
-    if "git+" in location:
-        rest = location.split("://", 1)[-1]
-        path = rest.split("/", 1)[1] if "/" in rest else ""
-        if "@" not in path or not path.rsplit("@", 1)[1].split("#")[0]:
-            return "a git URL without a tag or commit; pin it (.../abgrade@v1.0.0 or .../abgrade@COMMIT)"
-        return None
-    if location.endswith((".whl", ".tar.gz", ".zip")):
-        return None  # a wheel in the repository, or a release file at a URL
-    return "a name on the package index, which is not a source your course controls (anyone may register it)"
+    if "git+" in location or location.endswith((".tar.gz", ".zip")):
+        return (
+            "the full abgrade, with the reference solutions and every hidden case, which any student could read "
+            "in their own CI job"
+        )
+    if not location.endswith(".whl"):
+        return "a name on the package index, which is not a source your course controls (anyone may register it)"
+    if "://" in location:
+        return "a wheel at a URL, which can't be checked to be the student wheel; commit it and give its path"
+    path = Path(location)
+    if not path.is_file():
+        return "no such file here (run --init-ci at the repository's root)"
+    return student_wheel_problem(path)
+
+
+def default_package() -> str | None:
+    """The one student wheel in ./ci/, as the workflow names it, or None."""
+    found = sorted(Path.cwd().glob(STUDENT_WHEELS))
+    if len(found) > 1:
+        raise UsageError(f"several student wheels in ci/ ({', '.join(p.name for p in found)}); give one with --package")
+    return f"./{found[0].relative_to(Path.cwd())}" if found else None
 
 
 def _init_ci(force: bool, package: str | None) -> int:
@@ -116,6 +131,8 @@ def _init_ci(force: bool, package: str | None) -> int:
         raise UsageError(f"--package {package}: {problem}; {PACKAGE_FIX}")
     if WORKFLOW_PATH.exists() and not force:
         raise UsageError(f"{WORKFLOW_PATH} already exists; use --force to overwrite it")
+    if package is None and (package := default_package()) is not None and (problem := package_problem(package)):
+        raise UsageError(f"{package}: {problem}; {PACKAGE_FIX}")
     text = template_text(WORKFLOW_TEMPLATE)
     assert PACKAGE_LINE in text
     if package is not None:
@@ -125,8 +142,8 @@ def _init_ci(force: bool, package: str | None) -> int:
     if package is None:
         print(
             f"wrote {WORKFLOW_PATH}; it fails until you set ABGRADE_PACKAGE in it (or run again with "
-            f"--package SPEC --force): {PACKAGE_FIX}. List the labs in abgrade.yaml."
+            f"--package WHEEL --force): {PACKAGE_FIX}. List the labs in abgrade.yaml."
         )
     else:
-        print(f"wrote {WORKFLOW_PATH}: it installs {package}; list the labs in abgrade.yaml")
+        print(f"wrote {WORKFLOW_PATH}: it installs the student wheel {package}; list the labs in abgrade.yaml")
     return EXIT_OK
