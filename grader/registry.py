@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from .results import ordered_kinds
 
 GROUP = "abgrade.labs"
-FOLDER_GROUP = "abgrade.lab_folders"  # loaders of lab folders: path -> lab instance
+FOLDER_GROUP = "abgrade.lab_folders"  # what reads lab folders: `from_folder(path)`, `new_folder(path)`
 # labs loaded from folders in this process, by name: reports and the spec loader find them
 # by the name their results carry, as they find an installed lab
 _FOLDER_LABS: dict[str, Any] = {}
@@ -95,12 +95,22 @@ def open_lab(ref: str) -> Any:
             f"{ref}: no such lab folder; give the folder that holds game.py, reference.py and spec.yaml, "
             f"or a lab name: {', '.join(lab_names())}"
         )
-    loaders = sorted(entry_points(group=FOLDER_GROUP), key=lambda point: point.name)
-    if not loaders:
-        raise KeyError(f"{ref}: no loader of lab folders is installed (entry-point group {FOLDER_GROUP})")
-    lab = loaders[0].load()(folder)
+    lab = _folder_kind(ref).from_folder(folder)
     _FOLDER_LABS[lab.name] = lab
     return lab
+
+
+def new_lab_folder(folder: Path) -> list[Path]:
+    """Write a working three-file lab into `folder` (which must not exist); the files made."""
+    return list(_folder_kind(str(folder)).new_folder(folder))
+
+
+def _folder_kind(ref: str) -> Any:
+    """The class registered under FOLDER_GROUP (the first by name, if several are)."""
+    kinds = sorted(entry_points(group=FOLDER_GROUP), key=lambda point: point.name)
+    if not kinds:
+        raise KeyError(f"{ref}: nothing installed reads lab folders (entry-point group {FOLDER_GROUP})")
+    return kinds[0].load()
 
 
 def check_kinds(labs: Iterable[str] | None = None) -> tuple[str, ...]:

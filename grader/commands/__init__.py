@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-COMMANDS = ("grade", "batch", "gradebook", "check", "gradescope", "demo", "exercise", "specs")
+COMMANDS = ("grade", "batch", "gradebook", "check", "gradescope", "demo", "exercise", "specs", "lab")
 
 
 def register_all(subparsers: argparse._SubParsersAction) -> None:

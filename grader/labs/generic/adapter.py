@@ -29,6 +29,7 @@ from .modules import load_module
 from .picture import lab_tree_figure
 from .plans import Bench, case_plans, random_plan
 from .runs import OBSERVED_FIELDS, GameHooks, Run
+from .skeleton import write_skeleton
 
 KINDS = ("value", "nodes", "pruned", "bounds", "choice")
 PIPELINE_KINDS = ("load", "random", "limits")
@@ -53,6 +54,16 @@ class FolderLab(Lab):
 
     def __reduce__(self) -> tuple[Any, tuple[LabFiles]]:
         return lab_from_files, (self.files,)
+
+    @classmethod
+    def from_folder(cls, folder: Path) -> FolderLab:
+        """The lab in `folder` (how grader.registry opens a lab folder)."""
+        return load_folder(folder)
+
+    @classmethod
+    def new_folder(cls, folder: Path) -> list[Path]:
+        """`abgrade lab new`: a working lab in the new `folder` (how grader.registry makes one)."""
+        return write_skeleton(folder)
 
     # --- the folder's code, loaded once per lab instance ----------------------------------
 
@@ -194,6 +205,7 @@ def lab_from_files(files: LabFiles) -> FolderLab:
         "probe": ProbeSetup("generic", declarations.arities, HERE / "observer.py", _shipped(files, declarations)),
         "spec_file": files.spec_file,
         "solution_file": files.reference_file,
+        "student_files": {f"{declarations.module}.py": files.game.text},
         "private_dirs": (files.folder,),
     }
     lab_class = type(f"FolderLab_{files.name.replace('-', '_')}", (FolderLab,), attributes)

@@ -203,7 +203,8 @@ def judge_bounds(observed: list[StatesCall], case: BoundsCase) -> Judgement:
         for index, call in enumerate(observed[: len(case.calls)]):
             if call.get("error"):
                 continue
-            found = intersect(found, consistent_search(case.replays(index), labels(call), None, by_value=False))
+            replays = case.replays(index)
+            found = intersect(found, consistent_search(replays, labels(call), call.get("returned"), by_value=False))
             if not found:
                 break
         return found

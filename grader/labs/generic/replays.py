@@ -22,12 +22,16 @@ def consistent_search(
     replays: Mapping[str, Mapping], reads: Sequence[str], returned: Any, by_value: bool = True
 ) -> frozenset[str]:
     """The bugs whose replay of a search call reads `reads` and (`by_value`, and the student
-    returned a number) returns `returned`. A replay that raised explains nothing."""
+    returned a number) returns `returned`; a search that read nothing matches only a
+    replay that returns the same number. A replay that raised explains nothing."""
     found = set()
     for name, replay in replays.items():
         if replay.get("error") or labels(replay) != list(reads):
             continue
-        if by_value and is_number(returned) and replay.get("returned") != returned:
+        if not reads:  # nothing read: only the answer can tell (an answer typed in)
+            if not is_number(returned) or replay.get("returned") != returned:
+                continue
+        elif by_value and is_number(returned) and replay.get("returned") != returned:
             continue
         found.add(name)
     return frozenset(found)

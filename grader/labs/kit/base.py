@@ -94,6 +94,9 @@ class Lab(ABC):
     solution_file: ClassVar[Path | None] = None
     private_dirs: ClassVar[tuple[Path, ...]] = ()
     spec_fields: ClassVar[tuple[str, ...]] = ()
+    # files a student's starting copy needs beside it, name -> text (a lab folder's game
+    # module, which the student's code imports)
+    student_files: ClassVar[Mapping[str, str]] = {}
 
     def adopt(self, spec: Spec) -> Spec:
         """The spec as this lab grades with it (default: as read). A lab folder folds its
