@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab
+from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab, private_dirs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -31,7 +31,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..lab_setup import private_dirs
     from ..sandbox.opening import open_session
 
     check_submission_path(args.submission)
