@@ -117,7 +117,8 @@ def judge_search(observed: list[StatesCall], case: SearchCase) -> Judgement:
     bugs = functools.cache(lambda: consistent_search(case.replays(), reads, returned))
     verdicts: dict[str, Verdict] = {}
     if "value" in case.kinds:
-        verdicts["value"] = check_value(returned, reference["returned"], text)
+        value = check_value(returned, reference["returned"], text)
+        verdicts["value"] = value if value.passed else Verdict.fail(value.message, tuple(sorted(bugs())))
     if "nodes" in case.kinds:
         verdicts["nodes"] = check_count(
             len(reads), len(expected), reads_noun(case), "" if reads else no_reads_hint(case)

@@ -21,17 +21,16 @@ def labels(observation: Mapping[str, Any]) -> list[str]:
 def consistent_search(
     replays: Mapping[str, Mapping], reads: Sequence[str], returned: Any, by_value: bool = True
 ) -> frozenset[str]:
-    """The bugs whose replay of a search call reads `reads` and (`by_value`, and the student
-    returned a number) returns `returned`; a search that read nothing matches only a
-    replay that returns the same number. A replay that raised explains nothing."""
+    """The bugs whose replay of a search call reads `reads` and (`by_value`) returns
+    `returned`; a search that read nothing matches only a replay that returns the same
+    number (an answer typed in). Without `by_value` (narrowed windows: a fail-hard search
+    returns other values than a fail-soft replay) the reads alone decide. A replay that
+    raised explains nothing."""
     found = set()
     for name, replay in replays.items():
         if replay.get("error") or labels(replay) != list(reads):
             continue
-        if not reads:  # nothing read: only the answer can tell (an answer typed in)
-            if not is_number(returned) or replay.get("returned") != returned:
-                continue
-        elif by_value and is_number(returned) and replay.get("returned") != returned:
+        if (by_value or not reads) and not (is_number(returned) and replay.get("returned") == returned):
             continue
         found.add(name)
     return frozenset(found)
