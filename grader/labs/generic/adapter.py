@@ -148,9 +148,14 @@ class FolderLab(Lab):
         ]
 
     def random_cases(self, spec: Spec, seed: int) -> list[tuple[dict | None, dict[str, Any]]]:
+        """The hidden cases of a run; the generator's own error is said at the spec's
+        `random` (its settings are the likely cause) with the game's file and line."""
         assert spec.random is not None
         settings = self.random_settings(spec)
-        cases = [self.hooks.random_case(rng(seed, index), settings) for index in range(spec.random.count)]
+        try:
+            cases = [self.hooks.random_case(rng(seed, index), settings) for index in range(spec.random.count)]
+        except LabError as exc:
+            raise spec.error(spec.raw, "random", "random", f"bad generator settings: {exc}") from None
         for _, call in cases:
             missing = [p for p in self.declarations.call_params if p not in call]
             if missing:
@@ -171,10 +176,7 @@ class FolderLab(Lab):
         return dict(spec.random.params)
 
     def check_random(self, spec: Spec) -> None:
-        try:
-            self.random_cases(spec, 0)
-        except LabError as exc:
-            raise spec.error(spec.raw, "random", "random", f"bad generator settings: {exc}") from None
+        self.random_cases(spec, 0)
 
     def verify(self, spec: Spec) -> list[str]:
         """Every stored expectation against reference.py; every variant agrees with it on
