@@ -283,3 +283,22 @@ def test_checked_callables_keep_their_names(lab: Path) -> None:
     found, _ = load_lab(str(lab))
     moves: Callable = found.hooks.module.moves
     assert moves.__name__ == "moves" and "piles left" in (moves.__doc__ or "")
+
+
+def test_a_lab_failure_while_judging_fails_the_tests_without_the_labs_path() -> None:
+    """Judging may run the lab's own code on what a student did (the position after their
+    move): when that fails, the tests say so in words a student may read, no path."""
+    from grader.labs.generic.files import LabError
+    from grader.labs.generic.judges import guarded
+
+    def judge(observed: list) -> None:
+        raise LabError("/secret/labs/nim/reference.py", 12, "alphabeta", "alphabeta([0, 1], ...) raised KeyError: 3")
+
+    judgement = guarded([{}], judge, ("value", "choice"))
+    assert set(judgement.verdicts) == {"value", "choice"}
+    for verdict in judgement.verdicts.values():
+        assert not verdict.passed and "/secret" not in verdict.message
+        assert verdict.message == (
+            "not judged: the lab's reference failed on this case (alphabeta: alphabeta([0, 1], ...) raised KeyError: 3); "
+            "tell your instructor."
+        )

@@ -81,6 +81,23 @@ class RandomCase:
     about: str  # the generated case, for the message
 
 
+def reference_failed(exc: LabError) -> str:
+    """What a test says when the lab's own code failed on its case: the instructor's error,
+    said without the lab folder's path (students may read it)."""
+    return f"not judged: the lab's reference failed on this case ({exc.field}: {exc.problem}); tell your instructor."
+
+
+def guarded(
+    observed: list[StatesCall], judge: Callable[[list[StatesCall]], Judgement], kinds: tuple[str, ...]
+) -> Judgement:
+    """`judge(observed)`, or every kind failed with what went wrong when the lab's own code
+    (a hook, a reference on the position after a student's move) failed while judging."""
+    try:
+        return judge(observed)
+    except LabError as exc:
+        return Judgement({kind: Verdict.fail(reference_failed(exc)) for kind in kinds})
+
+
 def reads_noun(case: SearchCase) -> str:
     what = "states read" if case.repeats else "distinct states read"
     return f"{what} (through {', '.join(case.watched)})"
@@ -256,7 +273,7 @@ def judge_random(observed: list[StatesCall], case: RandomCase) -> Judgement:
             verdicts.update(choice.verdicts)
             found.append(choice.consistent_bugs)
     except LabError as exc:
-        return Judgement({"random": Verdict.fail(f"not judged: the lab's reference failed on this case: {exc}")})
+        return Judgement({"random": Verdict.fail(reference_failed(exc))})
     details = next(iter(verdicts.values())).details
     ok = f"{' and '.join(verdicts)} match the reference on {case.search.call.shown()}."
     verdict = roll_up(verdicts, ok, dedupe=False, suffix=f"\nThe case: {case.about}", details=details)

@@ -23,6 +23,7 @@ from .judges import (
     ChoiceCase,
     RandomCase,
     SearchCase,
+    guarded,
     judge_bounds,
     judge_choice,
     judge_random,
@@ -169,7 +170,7 @@ def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
                 header.name,
                 request(f"{header.name}/root", world, [search.call]),
                 kinds,
-                partial(judge_search, case=search),
+                partial(guarded, judge=partial(judge_search, case=search), kinds=kinds),
                 header.visibility,
                 header.points,
             )
@@ -182,7 +183,7 @@ def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
                     header.name,
                     request(f"{header.name}/bounds", world, list(bounds.calls)),
                     ("bounds",),
-                    partial(judge_bounds, case=bounds),
+                    partial(guarded, judge=partial(judge_bounds, case=bounds), kinds=("bounds",)),
                     header.visibility,
                     header.points,
                 )
@@ -195,7 +196,7 @@ def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
                 header.name,
                 request(f"{header.name}/choice", world, [choice.call]),
                 ("choice",),
-                partial(judge_choice, case=choice),
+                partial(guarded, judge=partial(judge_choice, case=choice), kinds=("choice",)),
                 header.visibility,
                 header.points,
             )
