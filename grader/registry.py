@@ -3,8 +3,9 @@ labs are registered the same way in pyproject.toml, so a course's own lab packag
 peer of them), and labs that live in a folder of their own (a game, a reference and a
 spec: README, "Write your own lab"), built by the loader registered under
 `abgrade.lab_folders`. Wherever a lab name is accepted, such a folder's path is too
-(`lab_ref`). This module sits at the bottom of the import order and names no lab: shared
-code (spec loader, reports, CLI help) asks it instead of importing `grader.labs`."""
+(`folder_of`, `open_lab`). This module sits at the bottom of the import order and names
+no lab: shared code (spec loader, reports, CLI help) asks it instead of importing
+`grader.labs`."""
 
 from __future__ import annotations
 
