@@ -85,8 +85,12 @@ def exercise_text(lab: str) -> str:
     shipped = _shipped(lab, "lab.py")
     if shipped is not None:
         return shipped
-    path = solution_path(lab)
-    return strip_solutions(path.read_text(), str(path))
+    return skeleton_text(solution_path(lab))
+
+
+def skeleton_text(solution: Path) -> str:
+    """The student's `.py` starting file cut from a solution file (a lab folder's reference)."""
+    return strip_solutions(solution.read_text(), str(solution))
 
 
 def exercise_path(lab: str) -> Path:
@@ -113,10 +117,11 @@ def percent_cells(text: str) -> list[tuple[str, str]]:
     return result
 
 
-def exercise_notebook(lab: str) -> nbformat.NotebookNode:
-    """The student's notebook of `lab`: the same cells as the `.py` skeleton."""
+def exercise_notebook(lab: str, text: str | None = None) -> nbformat.NotebookNode:
+    """The student's notebook of `lab`: the same cells as the `.py` skeleton (`text`, when
+    given: a lab folder's, cut from its reference)."""
     cells = []
-    for number, (kind, source) in enumerate(percent_cells(exercise_text(lab)), start=1):
+    for number, (kind, source) in enumerate(percent_cells(exercise_text(lab) if text is None else text), start=1):
         cell = nbformat.v4.new_markdown_cell(source) if kind == "markdown" else nbformat.v4.new_code_cell(source)
         cell["id"] = f"{lab}-{number}"  # stable ids: the same source gives the same file
         cells.append(cell)
@@ -128,11 +133,11 @@ def exercise_notebook(lab: str) -> nbformat.NotebookNode:
     return notebook
 
 
-def exercise_notebook_text(lab: str) -> str:
-    shipped = _shipped(lab, "lab.ipynb")
+def exercise_notebook_text(lab: str, text: str | None = None) -> str:
+    shipped = _shipped(lab, "lab.ipynb") if text is None else None
     if shipped is not None:
         return shipped
-    return nbformat.writes(exercise_notebook(lab)) + "\n"
+    return nbformat.writes(exercise_notebook(lab, text)) + "\n"
 
 
 def exercise_notebook_path(lab: str) -> Path:

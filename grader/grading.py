@@ -41,8 +41,8 @@ def grade_submission(
 ) -> GradeReport:
     """Grade one submission file. A broken submission is a graded result, never an exception.
     `session`: one opened early on `path` (see commands/grade.py); it is closed here.
-    `hidden`: folders the student process must not see besides the grader and its own
-    folder (a batch passes the class folder and its output folder)."""
+    `hidden`: folders the student process must not see besides the grader, its own folder
+    and the lab's private folders (a batch passes the class folder and its output folder)."""
     started = time.monotonic()
     seed = new_seed() if seed is None else seed
     plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
@@ -57,7 +57,8 @@ def grade_submission(
             session.close()
         _fail_everything(report, spec, plans, Verdict.fail(f"{clean_line(path.name)}: {problem}"))
     else:
-        _run(report, path, lab, spec, plans, session or open_session(path, hidden))
+        # a lab folder (its reference above all) is out of the student's sight too
+        _run(report, path, lab, spec, plans, session or open_session(path, (*hidden, *lab.private_dirs)))
     if visible_only:
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started

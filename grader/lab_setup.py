@@ -33,7 +33,9 @@ def check_submission_path(path: Path) -> None:
 
 
 def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
-    """The lab's adapter and its spec (the bundled one unless `spec_file` is given)."""
+    """The lab's adapter and its spec (the bundled one unless `spec_file` is given).
+    `lab_name` may also be the path of a lab folder (game.py, reference.py, spec.yaml),
+    whose own spec.yaml is then the default."""
     from .labs import get_lab
     from .spec import SpecError, load_spec, spec_path
 
@@ -41,9 +43,18 @@ def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
         lab = get_lab(lab_name)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
-    spec = load_spec(spec_file or spec_path(lab_name))
-    if spec.lab != lab_name:
+    spec = load_spec(spec_file or lab.spec_file or spec_path(lab_name))
+    if spec.lab != lab.name:
         raise SpecError(
-            spec.path, spec.raw.lines.get("lab"), "lab", f"this spec is for lab {spec.lab!r}, not {lab_name!r}"
+            spec.path, spec.raw.lines.get("lab"), "lab", f"this spec is for lab {spec.lab!r}, not {lab.name!r}"
         )
-    return lab, spec
+    return lab, lab.adopt(spec)
+
+
+def private_dirs(lab_name: str) -> list[Path]:
+    """Folders of the lab `lab_name` the student process must not see, known before the lab
+    is loaded (so that a worker started early is walled off from them too): a lab folder."""
+    from .registry import folder_of
+
+    folder = folder_of(lab_name)
+    return [folder.resolve()] if folder is not None and folder.is_dir() else []

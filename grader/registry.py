@@ -1,18 +1,27 @@
 """The installed labs, found through the entry-point group `abgrade.labs` (the built-in
 labs are registered the same way in pyproject.toml, so a course's own lab package is a
-peer of them). This module sits at the bottom of the import order and names no lab:
-shared code (spec loader, reports, CLI help) asks it instead of importing `grader.labs`."""
+peer of them), and labs that live in a folder of their own (a game, a reference and a
+spec: README, "Write your own lab"), built by the loader registered under
+`abgrade.lab_folders`. Wherever a lab name is accepted, such a folder's path is too
+(`folder_of`, `open_lab`). This module sits at the bottom of the import order and names
+no lab: shared code (spec loader, reports, CLI help) asks it instead of importing
+`grader.labs`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any, Protocol
 
 from .results import ordered_kinds
 
 GROUP = "abgrade.labs"
+FOLDER_GROUP = "abgrade.lab_folders"  # what reads lab folders: `from_folder(path)`, `new_folder(path)`
+# labs loaded from folders in this process, by name: reports and the spec loader find them
+# by the name their results carry, as they find an installed lab
+_FOLDER_LABS: dict[str, Any] = {}
 
 
 class LabInfo(Protocol):
@@ -23,6 +32,10 @@ class LabInfo(Protocol):
     bug_hints: Mapping[str, str]
 
     def picture(self, details: Mapping[str, Any]) -> str: ...
+
+
+class FolderNotFound(KeyError):
+    """A lab folder's path that names no folder (a usage error, like an unknown name)."""
 
 
 @cache
@@ -48,11 +61,57 @@ def lab_class(name: str) -> Any:
 
 
 def find(name: str) -> LabInfo | None:
-    """A fresh instance of the lab `name`, or None when no such lab is installed."""
+    """A fresh instance of the lab `name` (or the lab of that name loaded from a folder in
+    this process), or None when there is no such lab."""
     try:
         return lab_class(name)()
     except KeyError:
+        return _FOLDER_LABS.get(name)
+
+
+def folder_of(ref: str) -> Path | None:
+    """The folder `ref` names when it is a lab folder's path rather than an installed lab's
+    name: an installed name wins; anything else that is a folder, or is written as a path
+    (with a `/`, or starting with `.` or `~`), is a folder reference."""
+    if ref in _entry_points():
         return None
+    path = Path(ref).expanduser()
+    if "/" in ref or ref.startswith((".", "~")) or path.is_dir():
+        return path
+    return None
+
+
+def open_lab(ref: str) -> Any:
+    """A lab instance from a name or a lab folder's path. KeyError (FolderNotFound for a
+    missing folder) names what is known; a broken folder raises the loader's own error (a
+    SpecError naming the file and line)."""
+    folder = folder_of(ref)
+    if folder is None:
+        try:
+            return lab_class(ref)()
+        except KeyError as exc:
+            raise KeyError(f"{exc.args[0]}, or the path of a lab folder (game.py, reference.py, spec.yaml)") from None
+    if not folder.is_dir():
+        raise FolderNotFound(
+            f"{ref}: no such lab folder; give the folder that holds game.py, reference.py and spec.yaml, "
+            f"or a lab name: {', '.join(lab_names())}"
+        )
+    lab = _folder_kind(ref).from_folder(folder)
+    _FOLDER_LABS[lab.name] = lab
+    return lab
+
+
+def new_lab_folder(folder: Path) -> list[Path]:
+    """Write a working three-file lab into `folder` (which must not exist); the files made."""
+    return list(_folder_kind(str(folder)).new_folder(folder))
+
+
+def _folder_kind(ref: str) -> Any:
+    """The class registered under FOLDER_GROUP (the first by name, if several are)."""
+    kinds = sorted(entry_points(group=FOLDER_GROUP), key=lambda point: point.name)
+    if not kinds:
+        raise KeyError(f"{ref}: nothing installed reads lab folders (entry-point group {FOLDER_GROUP})")
+    return kinds[0].load()
 
 
 def check_kinds(labs: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -66,5 +125,12 @@ def check_kinds(labs: Iterable[str] | None = None) -> tuple[str, ...]:
 
 def spec_kinds(lab: str) -> tuple[str, ...]:
     """The check kinds a spec of `lab` may score: the lab's own and the shared ones; every
-    installed lab's when `lab` is not installed (the lab name is judged elsewhere)."""
-    return check_kinds([lab] if lab in _entry_points() else None)
+    installed lab's when `lab` is not known (the lab name is judged elsewhere)."""
+    return check_kinds([lab] if lab in _entry_points() or lab in _FOLDER_LABS else None)
+
+
+def spec_fields(lab: str) -> tuple[str, ...]:
+    """Top-level fields a spec of `lab` may have besides the shared ones (a lab folder's
+    spec lists its accepted `variants`)."""
+    found = find(lab)
+    return tuple(getattr(found, "spec_fields", ())) if found is not None else ()

@@ -232,7 +232,9 @@ def _run_locked(
             progress.finished(submission.student, outcome, result.seconds)
 
         try:
-            task = task or GradeTask(lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch)
+            task = task or GradeTask(
+                lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch, lab=lab
+            )
             executor.run([Job(s.student, s.path) for s in todo], task, deadline, record, progress.tick)
         except BaseException:
             progress.close()

@@ -46,6 +46,9 @@ class GradeTask:
     seed: int
     hidden: tuple[Path, ...] = field(default=(), kw_only=True)  # the class and output folders: no student looks in
     temp_root: Path | None = field(default=None, kw_only=True)  # the run's temporary folder (see scratch.py)
+    # the lab itself, when its name alone can't bring it back in another process or on a
+    # Dask worker (a lab folder's lab pickles as its files)
+    lab: Lab | None = field(default=None, kw_only=True, repr=False, compare=False)
     _lab: Lab | None = field(default=None, init=False, repr=False, compare=False)
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
@@ -63,5 +66,5 @@ class GradeTask:
 
     def grade(self, path: Path) -> GradeReport:
         if self._lab is None:
-            self._lab = get_lab(self.lab_name)
+            self._lab = self.lab if self.lab is not None else get_lab(self.lab_name)
         return grade_submission(path, self._lab, self.spec, seed=self.seed, hidden=self.hidden)

@@ -17,6 +17,7 @@ COMMANDS = (
     "specs",
     "cluster",
     "student_wheel",
+    "lab",
 )
 
 

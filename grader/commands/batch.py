@@ -24,7 +24,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.add_argument(
         "folder", type=Path, metavar="DIR", help="one .py/.ipynb file per student, or one folder per student"
     )
-    batch.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
+    batch.add_argument(
+        "--lab",
+        required=True,
+        help=f"the lab: {', '.join(lab_names())}, or a lab folder's path (game.py, reference.py, spec.yaml)",
+    )
     batch.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     batch.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel graders (default: the number of cores)")
     batch.add_argument(
@@ -95,9 +99,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.set_defaults(run=run)
 
 
-def late_policy(args: argparse.Namespace) -> LatePolicy | None:
-    """The late policy from the options, else from abgrade.yaml, else None. Mistakes are
-    one line naming the option, or the config file, line and field."""
+def late_policy(args: argparse.Namespace, lab_name: str | None = None) -> LatePolicy | None:
+    """The late policy from the options, else from abgrade.yaml (`deadlines.LAB`, by the
+    lab's name: `lab_name` for a lab folder), else None. Mistakes are one line naming the
+    option, or the config file, line and field."""
     from ..batch.late import PolicyError, parse_policy
     from ..course.config import ConfigError, deadline_fields, find_config
     from ..spec.yaml_lines import line_of
@@ -123,7 +128,8 @@ def late_policy(args: argparse.Namespace) -> LatePolicy | None:
         return None
     if not config.is_file():
         raise UsageError(f"{config}: no such config file")
-    fields = deadline_fields(config, args.lab)
+    lab = lab_name or args.lab
+    fields = deadline_fields(config, lab)
     if fields is None:
         return None
     try:
@@ -131,7 +137,7 @@ def late_policy(args: argparse.Namespace) -> LatePolicy | None:
     except PolicyError as exc:
         key = exc.field.split(".")[0]
         raise ConfigError(
-            str(config), line_of(fields, key) or line_of(fields), f"deadlines.{args.lab}.{exc.field}", exc.problem
+            str(config), line_of(fields, key) or line_of(fields), f"deadlines.{lab}.{exc.field}", exc.problem
         ) from None
 
 
@@ -172,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     lab, spec = load_lab(args.lab, args.spec)
-    policy = late_policy(args)
+    policy = late_policy(args, lab.name)
     if args.timestamps is not None and policy is None:
         raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
     timestamps = read_timestamps(args.timestamps) if args.timestamps is not None else None

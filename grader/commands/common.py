@@ -3,7 +3,7 @@ use too) usage errors and loading a lab and its spec."""
 
 from __future__ import annotations
 
-from ..lab_setup import SUBMISSION_SUFFIXES, UsageError, check_submission_path, load_lab
+from ..lab_setup import SUBMISSION_SUFFIXES, UsageError, check_submission_path, load_lab, private_dirs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_MACHINE = 0, 1, 2, 3
 # raised by the sandbox when the machine, not the submission, failed (matched by name: the
@@ -20,4 +20,5 @@ __all__ = [
     "UsageError",
     "check_submission_path",
     "load_lab",
+    "private_dirs",
 ]

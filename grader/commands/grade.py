@@ -7,13 +7,17 @@ import sys
 from pathlib import Path
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab
+from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab, private_dirs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     grade = commands.add_parser("grade", help="grade one submission (.py or .ipynb)")
     grade.add_argument("submission", type=Path)
-    grade.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
+    grade.add_argument(
+        "--lab",
+        required=True,
+        help=f"the lab: {', '.join(lab_names())}, or a lab folder's path (game.py, reference.py, spec.yaml)",
+    )
     grade.add_argument("--spec", type=Path, help="a spec file instead of the bundled specs/LAB.yaml")
     grade.add_argument("--json", type=Path, metavar="OUT", help="write Gradescope's results.json here")
     grade.add_argument(
@@ -31,7 +35,12 @@ def run(args: argparse.Namespace) -> int:
 
     check_submission_path(args.submission)
     # start the student's worker first: its start-up overlaps loading the lab and the spec
-    early = open_session(args.submission) if args.submission.suffix == ".py" and args.submission.is_file() else None
+    # (walled off from a lab folder's files, known from the path alone)
+    early = (
+        open_session(args.submission, private_dirs(args.lab))
+        if args.submission.suffix == ".py" and args.submission.is_file()
+        else None
+    )
     try:
         from ..grading import grade_submission
 

@@ -20,7 +20,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Bundle setup.sh, run_autograder and abgrade's wheel (built from "
         "this checkout, offline) for one lab.",
     )
-    build.add_argument("--lab", required=True, help=f"the lab: {', '.join(lab_names())}")
+    build.add_argument(
+        "--lab", required=True, help=f"the lab: {', '.join(lab_names())}, or a lab folder's path (bundled with it)"
+    )
     build.add_argument(
         "-o",
         "--output",

@@ -85,6 +85,8 @@ def run_autograder(root: Path, lab_name: str | None = None, spec_file: Path | No
 def _graded(root: Path, lab_name: str | None, spec_file: Path | None) -> dict:
     source = root / "source"
     settings = _settings(source)
+    if lab_name is None and settings.get("folder"):
+        lab_name = str(source / settings["folder"])  # a lab folder, bundled
     lab_name = lab_name or settings.get("lab")
     if not lab_name:
         raise SpecError(str(source / SETTINGS_FILE), None, "lab", "missing: which lab this autograder grades")

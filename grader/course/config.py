@@ -6,6 +6,9 @@ repository root, or `LAB=PATH` arguments. Example config:
       negamax:                         # long form
         submission: negamax.py
         spec: specs/negamax.yaml       # optional: the course's own spec
+      nim:                             # a lab folder (game.py, reference.py, spec.yaml)
+        lab: labs/nim
+        submission: nim_lab.py
 
 Paths are relative to the config file. Mistakes are reported as `file:line: field: problem`,
 like spec errors, so that a CI log points at the line to fix.
@@ -26,12 +29,13 @@ from typing import Any, cast
 
 from ..lab_setup import UsageError
 from ..labs import lab_names
+from ..registry import folder_of
 from ..spec import SpecError
 from ..spec.yaml_lines import LineDict, line_of, read_yaml_file
 
 CONFIG_NAME = "abgrade.yaml"
 _TOP_FIELDS = ("labs", "deadlines")
-_LAB_FIELDS = ("submission", "spec")
+_LAB_FIELDS = ("submission", "spec", "lab")
 
 
 class ConfigError(SpecError):
@@ -40,11 +44,18 @@ class ConfigError(SpecError):
 
 @dataclass(frozen=True)
 class LabEntry:
-    """One lab to check: its name, the submission file and, optionally, a spec of its own."""
+    """One lab to check: its name, the submission file and, optionally, a spec of its own
+    and the lab folder the lab is read from (a lab that is no installed package)."""
 
     lab: str
     submission: Path
     spec: Path | None = None
+    folder: Path | None = None
+
+    @property
+    def source(self) -> str:
+        """What `load_lab` takes: the lab folder's path, else the lab's name."""
+        return str(self.folder) if self.folder is not None else self.lab
 
 
 def find_config(start: Path) -> Path | None:
@@ -74,8 +85,6 @@ def load_config(path: Path) -> list[LabEntry]:
 
 def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
     where = f"labs.{name}"
-    if name not in lab_names():
-        raise ConfigError(shown, line_of(labs, name), where, f"unknown lab; known labs: {', '.join(lab_names())}")
     body = labs[name]
     if isinstance(body, str):
         body = {"submission": body}
@@ -84,7 +93,14 @@ def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
             shown,
             line_of(labs, name),
             where,
-            "must be the submission's path, or a mapping with 'submission' and optionally 'spec'",
+            "must be the submission's path, or a mapping with 'submission' and optionally 'spec' and 'lab'",
+        )
+    if name not in lab_names() and "lab" not in body:
+        raise ConfigError(
+            shown,
+            line_of(labs, name),
+            where,
+            f"unknown lab; known labs: {', '.join(lab_names())} (a lab folder: give its path as `lab:`)",
         )
     for key in body:
         if key not in _LAB_FIELDS:
@@ -109,7 +125,7 @@ def _entry(shown: str, base: Path, labs: LineDict, name: Any) -> LabEntry:
                 f"must be a path (text), got {value!r}",
             )
         paths[key] = base / value if value is not None else None
-    return LabEntry(name, cast(Path, paths["submission"]), paths["spec"])  # submission: never None, checked above
+    return LabEntry(name, cast(Path, paths["submission"]), paths["spec"], paths["lab"])  # submission: checked above
 
 
 def read_config(path: Path) -> LineDict:
@@ -175,11 +191,14 @@ def _config_path(config: Path | None, start: Path) -> Path:
 
 def _argument_entry(argument: str, start: Path) -> LabEntry:
     lab, _, path = argument.partition("=")
-    if lab not in lab_names():
-        raise UsageError(f"{argument}: unknown lab {lab!r}; known labs: {', '.join(lab_names())}")
+    folder = folder_of(lab) if lab not in lab_names() else None
+    if lab not in lab_names() and folder is None:
+        raise UsageError(
+            f"{argument}: unknown lab {lab!r}; known labs: {', '.join(lab_names())}, or a lab folder's path"
+        )
     if not path:
         raise UsageError(f"{argument}: give the submission's path after '='")
-    return LabEntry(lab, start / path)
+    return LabEntry(lab, start / path, folder=start / folder if folder is not None else None)
 
 
 def _configured_entry(lab: str, configured: list[LabEntry]) -> LabEntry:

@@ -4,7 +4,9 @@
 - `run_autograder`: grades the submission and writes results.json (`autograder.py`);
 - `abgrade-<version>-py3-none-any.whl`: grader, reference and the specs, nothing else;
 - `abgrade-autograder.json`: which lab to grade, and the course's spec if one was given
-  (as `spec.yaml`; without it the spec inside the wheel is used).
+  (as `spec.yaml`; without it the spec inside the wheel is used);
+- `lab/`, for a lab folder (game.py, reference.py, spec.yaml, ...): the folder's files,
+  graded from there (the settings name the folder).
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from pathlib import Path
 
 from ..lab_setup import UsageError, load_lab
 from ..paths import IS_CHECKOUT, PROJECT_DIR
+from ..registry import folder_of
 from .template_files import template_text
 
 SETTINGS_FILE = "abgrade-autograder.json"
 BUNDLED_SPEC = "spec.yaml"
+BUNDLED_LAB = "lab"  # a lab folder's files, in the bundle
+LAB_FILES_LIMIT = 200
 SCRIPTS = ("setup.sh", "run_autograder")
 # What the wheel is built from: pyproject's packages and the README it names.
 WHEEL_SOURCES = ("pyproject.toml", "README.md", "grader", "reference", "specs")
@@ -48,7 +53,10 @@ def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, whe
             f"{spec.path}: {len(problems)} stored expectation(s) disagree with the reference; "
             "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  " + "\n  ".join(problems)
         )
-    settings = {"lab": lab_name, "spec": BUNDLED_SPEC if spec_file else None}
+    folder = folder_of(lab_name)
+    settings = {"lab": lab.name, "spec": BUNDLED_SPEC if spec_file else None}
+    if folder is not None:
+        settings["folder"] = BUNDLED_LAB
     with tempfile.TemporaryDirectory(prefix="abgrade-bundle-") as temp:
         wheel = wheel or build_wheel(PROJECT_DIR if IS_CHECKOUT else None, Path(temp))
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +67,22 @@ def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, whe
             _add(bundle, SETTINGS_FILE, (json.dumps(settings, indent=2) + "\n").encode())
             if spec_file:
                 _add(bundle, BUNDLED_SPEC, spec_file.read_bytes())
+            for name, data in _folder_files(folder) if folder is not None else ():
+                _add(bundle, f"{BUNDLED_LAB}/{name}", data)
     return output
+
+
+def _folder_files(folder: Path) -> list[tuple[str, bytes]]:
+    """A lab folder's files (no caches, no hidden files), by their path in it."""
+    files = sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and not any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(folder).parts)
+    )
+    if len(files) > LAB_FILES_LIMIT:
+        raise BundleError(f"{folder}: holds {len(files)} files; a lab folder to bundle holds at most {LAB_FILES_LIMIT}")
+    return [(path.relative_to(folder).as_posix(), path.read_bytes()) for path in files]
 
 
 def _add(bundle: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:

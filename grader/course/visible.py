@@ -12,5 +12,5 @@ from .config import LabEntry
 
 def check_lab(entry: LabEntry) -> GradeReport:
     """Grade `entry` on its visible cases; the report holds visible tests only."""
-    lab, spec = load_lab(entry.lab, entry.spec)
+    lab, spec = load_lab(entry.source, entry.spec)
     return grade_submission(entry.submission, lab, spec, visible_only=True)

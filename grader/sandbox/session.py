@@ -79,11 +79,12 @@ class WorkerLike(Protocol):
     def close(self) -> None: ...
 
 
-def module_name_for(path: Path) -> str:
+def module_name_for(path: Path, shipped: Sequence[str] = ()) -> str:
     """The submission's import name: its file name, unless that would shadow a module
-    it may import itself (a student's `math.py` must still be able to import math)."""
+    it may import itself (a student's `math.py` must still be able to import math, and a
+    `nim.py` the game module `nim` a lab ships: `shipped`)."""
     stem = re.sub(r"\W", "_", path.stem)
-    if not stem.isidentifier() or stem.startswith("_abgrade") or stem in sys.stdlib_module_names:
+    if not stem.isidentifier() or stem.startswith("_abgrade") or stem in sys.stdlib_module_names or stem in shipped:
         return "submission"
     if importlib.util.find_spec(stem) is not None:
         return "submission"
@@ -247,7 +248,7 @@ class PythonSession(Session):
                 self.limits,
                 submission=str(self.copy),
                 student_dir=str(self.workdir),
-                module_name=module_name_for(self.submission),
+                module_name=module_name_for(self.submission, [name for name, _ in self.probe.extra_modules]),
                 nonce=self.nonce,
                 rlimits=rlimits(self.limits, worker.cgroup.limits_memory),
             )

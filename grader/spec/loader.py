@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import SPECS_DIR
-from ..registry import spec_kinds
+from ..registry import spec_fields, spec_kinds
 from ..results import VISIBILITIES
 from .errors import SpecError
 from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, Spec
@@ -40,11 +40,12 @@ def load_spec(path: str | Path) -> Spec:
     text, raw = read_yaml_file(path, shown, "spec", SpecError)
     if not isinstance(raw, LineDict):
         raise SpecError(shown, 1, "spec", "the spec must be a YAML mapping with keys lab, cases, ...")
-    unknown = set(raw) - _TOP_FIELDS
+    allowed = _TOP_FIELDS | set(spec_fields(str(raw.get("lab"))))  # a lab may declare fields of its own
+    unknown = set(raw) - allowed
     if unknown:
         key = sorted(unknown, key=str)[0]
         raise SpecError(
-            shown, line_of(raw, key), str(key), f"unknown field; expected one of {', '.join(sorted(_TOP_FIELDS))}"
+            shown, line_of(raw, key), str(key), f"unknown field; expected one of {', '.join(sorted(allowed))}"
         )
     lab = _require(raw, "lab", str, shown)
     cases = raw.get("cases", LineList())

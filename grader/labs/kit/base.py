@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ...checks import Verdict
@@ -85,6 +86,23 @@ class Lab(ABC):
     # observation fields of this lab's observer that the sanitiser types (observations.py);
     # undeclared fields are kept as plain, cleaned JSON
     observed_fields: ClassVar[Mapping[str, FieldKind]] = {}
+    # A lab that lives in a folder of its own (README, "Write your own lab") says where its
+    # spec and its solution are, which folders the student process must not see, and the
+    # top-level spec fields of its own; an installed lab leaves these to specs/LAB.yaml,
+    # reference/solutions/LAB.py and the sandbox's private folders.
+    spec_file: ClassVar[Path | None] = None
+    solution_file: ClassVar[Path | None] = None
+    private_dirs: ClassVar[tuple[Path, ...]] = ()
+    spec_fields: ClassVar[tuple[str, ...]] = ()
+    # files a student's starting copy needs beside it, name -> text (a lab folder's game
+    # module, which the student's code imports)
+    student_files: ClassVar[Mapping[str, str]] = {}
+
+    def adopt(self, spec: Spec) -> Spec:
+        """The spec as this lab grades with it (default: as read). A lab folder folds its
+        game's and references' digest into `spec.digest`, so that a batch regrades when
+        they change."""
+        return spec
 
     def picture(self, details: Mapping[str, Any]) -> str:
         """HTML (inline SVG) for a test's `details`; '' when the lab draws nothing."""

@@ -1,0 +1,25 @@
+"""Passes its own role to the children instead of the other player's."""
+
+import math
+
+HINT = "Pass the other player's role to the children: alphabeta(child, alpha, beta, not max_player)."
+
+graph = {}
+terminal_nodes = {}
+
+
+def alphabeta(node, alpha, beta, max_player):
+    if node in terminal_nodes:
+        return terminal_nodes[node]
+    best = -math.inf if max_player else math.inf
+    for child in graph[node]:
+        value = alphabeta(child, alpha, beta, max_player)
+        if max_player:
+            best = max(best, value)
+            alpha = max(alpha, best)
+        else:
+            best = min(best, value)
+            beta = min(beta, best)
+        if alpha >= beta:
+            break
+    return best

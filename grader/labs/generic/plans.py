@@ -1,0 +1,230 @@
+"""Requests for a lab folder's observer (inputs only: the case's world and the calls), each
+paired with its judge, and the `Bench` that answers the judges' questions with the folder's
+own code in the grader: the accepted references, the bug replays and the game's hooks."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from ...checks.bounds import BoundProbe
+from ...checks.show import is_number
+from ..kit import CasePlan
+from .cases import FolderCase
+from .declarations import Declarations
+from .files import LabError
+from .judges import (
+    BoundsCase,
+    ChoiceCase,
+    RandomCase,
+    SearchCase,
+    guarded,
+    judge_bounds,
+    judge_choice,
+    judge_random,
+    judge_search,
+    unplain,
+)
+from .runs import FULL_WINDOW, Call, GameHooks, Run
+
+SEARCH_KINDS = ("value", "nodes", "pruned")
+
+
+@dataclass(frozen=True)
+class Bench:
+    """The folder's code that answers for one spec: `references` (reference.py, then the
+    spec's accepted variants), `bugs` (replays) and the game's `hooks`."""
+
+    declarations: Declarations
+    hooks: GameHooks
+    references: tuple[Run, ...]
+    bugs: tuple[Run, ...]
+
+    @property
+    def reference(self) -> Run:
+        return self.references[0]
+
+    def search_call(self, call: dict[str, Any], window: tuple[float, float]) -> Call:
+        return Call.of(self.declarations.search, call, self.declarations.state, window)
+
+    def choose_call(self, call: dict[str, Any]) -> Call:
+        assert self.declarations.choose is not None
+        return Call.of(self.declarations.choose, call, self.declarations.state, None)
+
+    def expected(self, world: dict | None, call: Call) -> tuple[Mapping, ...]:
+        """Every accepted reference's observation of `call` (reference.py's with its trace);
+        a reference that returns no number is the instructor's error."""
+        found = tuple(run.observe(world, call, trace=index == 0) for index, run in enumerate(self.references))
+        for run, observation in zip(self.references, found):
+            if not is_number(observation.get("returned")):
+                raise LabError(
+                    run.source.shown,
+                    None,
+                    call.function,
+                    f"{call.shown()} returned {observation.get('returned')!r}, not a number",
+                )
+        return found
+
+    def replays(self, world: dict | None, call: Call) -> dict[str, Mapping]:
+        return {bug.name: bug.observe(world, call) for bug in self.bugs if bug.defines(call.function)}
+
+    def value(self, world: dict | None, call: dict[str, Any]) -> Any:
+        """The reference's value of a search call (without window: the full one)."""
+        search = self.search_call(call, FULL_WINDOW)
+        value = self.reference.observe(world, search).get("returned")
+        if not is_number(value):
+            raise LabError(
+                self.reference.source.shown, None, search.function, f"{search.shown()} returned {value!r}, not a number"
+            )
+        return value
+
+    def value_after(self, world: dict | None, call: dict[str, Any], move: Any) -> Any:
+        """The value after `move` at the call's state (None: the game says it is no move)."""
+        child = self.hooks.after(world, call, move)
+        return None if child is None else self.value(world, child)
+
+    def best_move(self, world: dict | None, call: dict[str, Any]) -> tuple[Any, Any]:
+        """The reference's move at the call's state, and the value after it."""
+        choose = self.choose_call(call)
+        observation = self.reference.observe(world, choose)
+        move = unplain(observation.get("returned"))
+        value = self.value_after(world, call, move)
+        if value is None:
+            raise LabError(
+                self.reference.source.shown,
+                None,
+                choose.function,
+                f"{choose.shown()} returned {move!r}, which after() refuses",
+            )
+        return move, value
+
+    def search_case(
+        self, world: dict | None, call: dict[str, Any], window: tuple[float, float], kinds: tuple[str, ...]
+    ) -> SearchCase:
+        search = self.search_call(call, window)
+        return SearchCase(
+            call=search,
+            kinds=kinds,
+            expected=functools.cache(partial(self.expected, world, search)),
+            replays=functools.cache(partial(self.replays, world, search)),
+            watched=tuple(self.declarations.watch),
+            repeats=self.declarations.repeats,
+            tree=functools.cache(partial(self.hooks.tree, world, call)),
+            root=self.hooks.label(self.hooks.decoded(world, call)[self.declarations.state]),
+        )
+
+    def choice_case(self, world: dict | None, call: dict[str, Any]) -> ChoiceCase:
+        choose = self.choose_call(call)
+        return ChoiceCase(
+            call=choose,
+            best=functools.cache(partial(self.best_move, world, call)),
+            value_after=partial(self.value_after, world, call),
+            replays=functools.cache(partial(self.replays, world, choose)),
+        )
+
+    def bounds_case(self, world: dict | None, call: dict[str, Any]) -> BoundsCase | None:
+        """Calls at every probe the game names (else the case's state) with windows below,
+        around, above and touching its true value, each with its bound probe."""
+        calls, probes = [], []
+        for probe in self.hooks.probes(world, call):
+            value = self.value(world, probe)
+            step = 1 if isinstance(value, int) else 0.5
+            windows = [
+                (-math.inf, value - step),
+                (value - 2 * step, value - step),
+                (value - step, value),
+                (value - step, value + step),
+                (value, value + step),
+                (value + step, value + 2 * step),
+                (value + step, math.inf),
+            ]
+            for alpha, beta in windows:
+                search = self.search_call(probe, (alpha, beta))
+                calls.append(search)
+                probes.append(BoundProbe(search.shown(), alpha, beta, value))
+        if not calls:
+            return None
+        return BoundsCase(tuple(calls), tuple(probes), lambda index: self.replays(world, calls[index]))
+
+
+def request(case_id: str, world: dict | None, calls: list[Call]) -> dict:
+    return {"id": case_id, "world": world, "calls": [call.request() for call in calls]}
+
+
+def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
+    """The requests of one fixed case. What the references read and return is worked out
+    here, so that a reference that fails stops the grading before anything runs."""
+    header, world = case.header, case.world
+    plans = []
+    kinds = tuple(k for k in header.checks if k in SEARCH_KINDS)
+    if kinds:
+        search = bench.search_case(world, case.call, case.window, kinds)
+        search.expected()
+        plans.append(
+            CasePlan(
+                header.name,
+                request(f"{header.name}/root", world, [search.call]),
+                kinds,
+                partial(guarded, judge=partial(judge_search, case=search), kinds=kinds),
+                header.visibility,
+                header.points,
+            )
+        )
+    if "bounds" in header.checks:
+        bounds = bench.bounds_case(world, case.call)
+        if bounds is not None:
+            plans.append(
+                CasePlan(
+                    header.name,
+                    request(f"{header.name}/bounds", world, list(bounds.calls)),
+                    ("bounds",),
+                    partial(guarded, judge=partial(judge_bounds, case=bounds), kinds=("bounds",)),
+                    header.visibility,
+                    header.points,
+                )
+            )
+    if "choice" in header.checks and bench.declarations.choose is not None:
+        choice = bench.choice_case(world, case.call)
+        choice.best()
+        plans.append(
+            CasePlan(
+                header.name,
+                request(f"{header.name}/choice", world, [choice.call]),
+                ("choice",),
+                partial(guarded, judge=partial(judge_choice, case=choice), kinds=("choice",)),
+                header.visibility,
+                header.points,
+            )
+        )
+    return plans
+
+
+def random_plan(bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool) -> CasePlan:
+    """One hidden case, judged on value and reads (and the choice) at once; the references
+    run on the judging thread while the student's process loads (`prepare`)."""
+    name = f"random {number}"
+    search = bench.search_case(world, call, FULL_WINDOW, ("value", "pruned"))
+    choice = bench.choice_case(world, call) if with_choice else None
+    about = (f"world = {json.dumps(world)}; " if world is not None else "") + f"call = {search.call.shown()}"
+    calls = [search.call] + ([choice.call] if choice else [])
+
+    def prepare() -> None:
+        try:
+            search.expected()
+            if choice is not None:
+                choice.best()
+        except LabError:
+            pass  # the judge says so
+
+    return CasePlan(
+        name,
+        request(name, world, calls),
+        ("random",),
+        partial(judge_random, case=RandomCase(search, choice, about)),
+        prepare=prepare,
+    )
