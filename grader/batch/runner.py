@@ -14,10 +14,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..grading import new_seed
 from ..lab_setup import UsageError
 from ..labs import Lab
 from ..results import GradeReport
+from ..seeding import Seed, draw_seed
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
 from .executor import Executor, Job, JobResult
@@ -42,14 +42,15 @@ class BatchOptions:
     out: Path
     jobs: int
     id_pattern: re.Pattern | None = None
-    seed: int | None = None  # None: the seed of the last run of this spec, or a fresh one
-    regrade: bool = False  # grade everything again (with a fresh seed unless `seed` is given)
+    seed: int | None = None  # None: the last run's of this spec, else `configured_seed`, else a fresh one
+    regrade: bool = False  # grade everything again (not with the last run's seed)
     show_hidden: bool = False  # feedback shows hidden tests' details
     command: tuple[str, ...] = ()  # the command line as typed, for the advice after an interrupt
     students: tuple[str, ...] = ()  # grade only these students again (with the class's seed)
     failed_only: bool = False  # grade again only students below full marks or not graded
     late: LatePolicy | None = None  # the late policy; None: keep the penalties stored
     timestamps: Mapping[str, datetime] | None = None  # student -> submitted at, from the LMS
+    configured_seed: int | None = None  # abgrade.yaml's `seed:`
 
 
 @dataclass
@@ -63,6 +64,7 @@ class BatchResult:
     ignored: list[str] = field(default_factory=list)  # entries that are not submissions
     killed_runs: list[int] = field(default_factory=list)  # earlier runs found dead, now marked killed
     insights: ClassInsights | None = None  # what the class misunderstood (insights.py)
+    seed_source: str = ""  # where the seed came from (seeding.Seed.source)
 
 
 def default_out(folder: Path) -> Path:
@@ -71,13 +73,22 @@ def default_out(folder: Path) -> Path:
     return folder.parent / f"{folder.name}-abgrade"
 
 
-def choose_seed(book: Gradebook, spec: Spec, requested: int | None, regrade: bool) -> int:
+def choose_seed(
+    book: Gradebook, spec: Spec, requested: int | None, regrade: bool, configured: int | None = None
+) -> Seed:
     """One seed for every student of the class: the one asked for, else the last run's
-    (a resumed or incremental run continues it), else a fresh one."""
+    (a resumed or incremental run continues it; not with `regrade`), else abgrade.yaml's,
+    else a fresh one, drawn once and kept in the gradebook from then on. Never the spec's
+    own: any student with abgrade can compute that one, and a class's hidden cases must
+    not be the ones `abgrade grade` shows. Secret: feedback files never show it."""
     if requested is not None:
-        return requested
+        return Seed(requested, "given with --seed", secret=True)
     last = None if regrade else book.last_seed(spec)
-    return new_seed() if last is None else last
+    if last is not None:
+        return Seed(last, "the gradebook's last run's", secret=True)
+    if configured is not None:
+        return Seed(configured, "abgrade.yaml's", secret=True)
+    return Seed(draw_seed(), "drawn for this class, kept in the gradebook", secret=True)
 
 
 def needs_grading(
@@ -191,7 +202,8 @@ def _run_locked(
     book = Gradebook(options.out / GRADEBOOK_NAME)
     try:
         killed = book.mark_killed()
-        seed = choose_seed(book, spec, options.seed, options.regrade)
+        chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
+        seed = chosen_seed.value
         lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
         chosen = chosen_students(options, book, spec.lab, discovery.submissions)
         if chosen is None:
@@ -201,7 +213,7 @@ def _run_locked(
         lateness = record_lateness(options, book, spec.lab, discovery.submissions)
         print(
             f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
-            f"with {executor.where}, seed {seed}",
+            f"with {executor.where}, seed {seed} ({chosen_seed.source})",
             file=stream,
         )
         for line in lateness:
@@ -232,7 +244,9 @@ def _run_locked(
             progress.finished(submission.student, outcome, result.seconds)
 
         try:
-            task = task or GradeTask(lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch)
+            task = task or GradeTask(
+                lab.name, spec, chosen_seed, hidden=(folder, options.out.resolve()), temp_root=scratch
+            )
             executor.run([Job(s.student, s.path) for s in todo], task, deadline, record, progress.tick)
         except BaseException:
             progress.close()
@@ -266,6 +280,7 @@ def _run_locked(
             discovery.ignored,
             killed,
             class_insights(grades, lab.bug_hints),
+            chosen_seed.source,
         )
     finally:
         book.close()

@@ -44,10 +44,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.add_argument(
         "--seed",
         type=int,
-        help="seed of the random cases (default: the last run's, so a rerun continues it; "
-        "fresh for the first run and with --regrade)",
+        help="seed of the random cases (default: the last run's, so a rerun continues it; for the first run "
+        "and with --regrade: `seed:` of abgrade.yaml, else a fresh one, kept in the gradebook)",
     )
-    batch.add_argument("--regrade", action="store_true", help="grade every submission again, even unchanged ones")
+    batch.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every submission again, even unchanged ones (not with the last run's seed)",
+    )
     batch.add_argument("--show-hidden", action="store_true", help="feedback files show hidden tests' details too")
     again = batch.add_argument_group("grading some students again (with the seed of the class's last run)")
     again.add_argument(
@@ -83,7 +87,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="the LMS's submission times: a CSV with columns student,submitted_at (ISO 8601)",
     )
     late.add_argument(
-        "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` (default: the nearest)"
+        "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` and `seed:` (default: the nearest)"
     )
     batch.set_defaults(run=run)
 
@@ -134,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.pool import default_workers
     from ..batch.runner import BatchOptions, default_out, run_batch
     from ..batch.summary import summary_text
+    from ..course.config import nearest_config_seed
 
     if not args.folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder of submissions")
@@ -155,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timestamps is not None and policy is None:
         raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
     timestamps = read_timestamps(args.timestamps) if args.timestamps is not None else None
+    configured_seed = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
     out = args.out or default_out(args.folder)
     options = BatchOptions(
         folder=args.folder,
@@ -169,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         failed_only=args.failed_only,
         late=policy,
         timestamps=timestamps,
+        configured_seed=configured_seed,
     )
     if args.scheduler:
         from ..batch.dask_pool import DaskUnavailable, connect
@@ -195,8 +202,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n  not graded (fix the folder and run again):")
         print("\n".join(f"    {problem}" for problem in result.problems))
     print(
-        f"\n{result.graded_now} graded now, {result.found - result.graded_now} up to date; seed {result.seed}; "
-        f"run {result.run_id}"
+        f"\n{result.graded_now} graded now, {result.found - result.graded_now} up to date; seed {result.seed} "
+        f"({result.seed_source}); run {result.run_id}"
     )
     if result.ignored:
         print(
