@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,10 +22,10 @@ from ..seeding import Seed, draw_seed
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
 from .executor import Executor, Job, JobResult
-from .exports import write_exports
-from .gradebook import Gradebook, GradeKey
+from .exports import publish
+from .gradebook import ExportContext, Gradebook, GradeKey
 from .insights import ClassInsights, class_insights
-from .late import LatePolicy, penalties, submission_times
+from .late import SOURCE_NAMES, LatePolicy, penalties, submission_times
 from .lock import gradebook_lock
 from .pool import LocalPool
 from .progress import Progress
@@ -124,30 +125,52 @@ def chosen_students(options: BatchOptions, book: Gradebook, lab: str, submission
 
 
 def record_lateness(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> list[str]:
-    """Each student's lateness under the run's policy, stored; lines for the terminal."""
+    """Each student's lateness under the run's policy, stored; lines for the terminal:
+    where the times came from, who has none (not penalised), whom the timestamps file
+    misses, and how many were penalised, from which source."""
     policy = options.late
     if policy is None:
         return []
-    times = submission_times(submissions, options.timestamps, policy.due.tzinfo)
+    use_mtime = policy.times_from == "mtime"
+    times = submission_times(submissions, options.timestamps, policy.due.tzinfo, use_mtime)
     found = penalties(policy, times)
     book.record_penalties(lab, found)
-    sources: dict[str, int] = {}
-    for _, source in times.times.values():
-        sources[source] = sources.get(source, 0) + 1
-    late = sorted(s for s, p in found.items() if p.days_late > 0)
-    lines = [
-        f"  late policy: {policy.describe()}; submission times from "
-        + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items()))
-    ]
-    if late:
-        shown = ", ".join(f"{s} ({found[s].days_late}d, -{found[s].percent:g}%)" for s in late[:10])
-        lines.append(f"  late: {len(late)} student(s): {shown}{', ...' if len(late) > 10 else ''}")
+    counts = Counter(source for _, source in times.times.values())
+    named = [f"{SOURCE_NAMES[source]} ({counts[source]})" for source in SOURCE_NAMES if counts[source]]
+    lines = [f"  late policy: {policy.describe()}; submission times from {', '.join(named) or 'nowhere'}"]
+    if times.not_in_timestamps:
+        instead = "file modification times" if use_mtime else "LMS file names where they carry one"
+        lines.append(
+            f"  the timestamps file has no row for {len(times.not_in_timestamps)} student(s): "
+            f"{_students(times.not_in_timestamps)} (their times from {instead})"
+        )
+    if times.no_time:
+        lines.append(
+            f"  time unknown: {len(times.no_time)} student(s), not penalised: {_students(times.no_time)} (no named "
+            "source has their time: add them to --timestamps FILE, or use the files' modification times with "
+            "--times-from mtime if unzipping kept the LMS's)"
+        )
+    penalised = sorted(s for s, p in found.items() if p.percent > 0)
+    by_source = Counter(SOURCE_NAMES[found[s].source] for s in penalised)
+    if penalised:
+        shown = ", ".join(f"{s} ({found[s].days_late}d, -{found[s].percent:g}%)" for s in penalised[:10])
+        lines.append(
+            f"  penalised: {len(penalised)} student(s), times from "
+            + ", ".join(f"{source} ({n})" for source, n in sorted(by_source.items()))
+            + f": {shown}{', ...' if len(penalised) > 10 else ''}"
+        )
+    else:
+        lines.append(f"  penalised: nobody ({len(times.times)} with a known time, none late)")
     if times.unknown:
         lines.append(
             f"  ignored {len(times.unknown)} timestamps row(s) of students without a submission: "
-            + ", ".join(times.unknown[:10])
+            + _students(times.unknown)
         )
     return lines
+
+
+def _students(students: list[str], shown: int = 10) -> str:
+    return ", ".join(clean_name(s) for s in students[:shown]) + (", ..." if len(students) > shown else "")
 
 
 def resume_advice(options: BatchOptions, seed: int) -> str:
@@ -259,17 +282,15 @@ def _run_locked(
             raise
         progress.close()
         book.end_run(run_id, "complete")
-        grades = book.grades(spec.lab, [s.student for s in discovery.submissions])
-        summary = summarize(spec.lab, grades)
-        write_exports(
-            grades,
-            summary,
-            lab.bug_hints,
-            options.out,
-            options.show_hidden,
+        context = ExportContext(
+            tuple(s.student for s in discovery.submissions),
             {s.student: s.name for s in discovery.submissions},
-            discovery.skipped,
+            tuple(discovery.skipped),
+            options.show_hidden,
         )
+        book.save_export_context(spec.lab, context)
+        grades = publish(book, spec.lab, options.out, lab.bug_hints) or []
+        summary = summarize(spec.lab, grades)
         return BatchResult(
             run_id,
             seed,

@@ -87,14 +87,33 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="the LMS's submission times: a CSV with columns student,submitted_at (ISO 8601)",
     )
     late.add_argument(
+        "--times-from",
+        choices=("mtime",),
+        help="where no timestamps file or LMS file name gives a student's time, take the file's modification "
+        "time (right only if unzipping kept the LMS's times; never after a plain cp); without it such a "
+        "student's time is unknown and not penalised",
+    )
+    late.add_argument(
         "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` and `seed:` (default: the nearest)"
     )
     batch.set_defaults(run=run)
 
 
 def late_policy(args: argparse.Namespace) -> LatePolicy | None:
-    """The late policy from the options, else from abgrade.yaml, else None. Mistakes are
-    one line naming the option, or the config file, line and field."""
+    """The late policy from the options, else from abgrade.yaml, else None; with
+    `--times-from` (for either). Mistakes are one line naming the option, or the config
+    file, line and field."""
+    from dataclasses import replace
+
+    policy = _stated_policy(args)
+    if args.times_from is not None:
+        if policy is None:
+            raise UsageError("--times-from needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
+        policy = replace(policy, times_from=args.times_from)
+    return policy
+
+
+def _stated_policy(args: argparse.Namespace) -> LatePolicy | None:
     from ..batch.late import PolicyError, parse_policy
     from ..course.config import ConfigError, deadline_fields, find_config
     from ..spec.yaml_lines import line_of
