@@ -27,7 +27,7 @@ from grader.sandbox.identity import grader_is_root
 from grader.seeding import spec_seed
 from grader.spec import load_spec, spec_path
 
-from .test_same_score import FIXTURES, LABS, comparable
+from .test_same_score import FIXTURES, LABS, comparable, spec_options
 
 HOSTILE = FIXTURES / "hostile"
 HAVE_NAMESPACES = isolation_module.detect_isolation().level == "namespaces"
@@ -108,7 +108,7 @@ def test_build_draws_a_seed_once_and_seed_fixes_it(tmp_path, fake_wheel, roots):
 @pytest.mark.parametrize("lab", list(LABS))
 def test_every_run_of_one_bundle_gives_the_same_tests_and_score(tmp_path, fake_wheel, roots, lab):
     correct, buggy, runs = LABS[lab]
-    roots.append(root := build(tmp_path, lab, fake_wheel))
+    roots.append(root := build(tmp_path, lab, fake_wheel, *spec_options(lab, tmp_path)))
     seed = str(settings_seed(root))
     for name, full_marks in ((correct, True), (buggy, False)):
         results = [run_bundle(root, FIXTURES / name) for _ in range(runs)]
