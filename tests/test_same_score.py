@@ -163,3 +163,25 @@ def test_check_draws_visible_random_cases_from_the_spec_seed_or_the_configured_o
         expected = grade_submission(tmp_path / "tree.py", lab, loaded, seed=seed, visible_only=True)
         passed = {t.name: t.passed for t in expected.tests if t.kind == "random"}
         assert {name: failure is None for name, failure in shown.items()} == passed
+
+
+def test_batch_keeps_its_gradebook_seed_its_first_run_takes_abgrade_yaml_and_feedback_never_shows_it(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.py").write_text((FIXTURES / "tree" / "bug_strict_cutoff.py").read_text())
+    (tmp_path / "abgrade.yaml").write_text("seed: 4242\n")
+
+    def batch(out: str, *extra: object) -> str:
+        done = abgrade("batch", folder, "--lab", "tree", "--jobs", 1, "--out", tmp_path / out, *extra, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout + done.stderr
+
+    assert "seed 4242 (abgrade.yaml's)" in batch("configured")
+    (tmp_path / "abgrade.yaml").write_text("seed: 77\n")  # too late: the class keeps its seed
+    assert "seed 4242 (the gradebook's last run's)" in batch("configured")
+    assert "seed 77 (abgrade.yaml's)" in batch("configured", "--regrade")
+    feedback = (tmp_path / "configured" / "feedback" / "ann.html").read_text()
+    assert "own seed (not shown)" in feedback and "seed 77" not in feedback
+    (tmp_path / "abgrade.yaml").unlink()
+    fresh = batch("fresh")
+    assert re.search(r"seed \d+ \(drawn for this class, kept in the gradebook\)", fresh), fresh
