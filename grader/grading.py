@@ -3,7 +3,6 @@ run each case plan, judge the observations in this process, and add up the resul
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,22 +18,18 @@ from .results import GradeReport, TestResult
 from .sandbox.channel import WorkerFailure
 from .sandbox.opening import open_session
 from .sandbox.session import Session
+from .seeding import Seed, spec_seed
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
 
 SUPPORTED_SUFFIXES = (".py", ".ipynb")
 
 
-def new_seed() -> int:
-    """Random cases get a fresh seed per grading run, never one stored in the spec."""
-    return secrets.randbelow(10**9)
-
-
 def grade_submission(
     path: Path,
     lab: Lab,
     spec: Spec,
-    seed: int | None = None,
+    seed: Seed | int | None = None,
     visible_only: bool = False,
     session: Session | None = None,
     hidden: Sequence[Path] = (),
@@ -42,15 +37,18 @@ def grade_submission(
     """Grade one submission file. A broken submission is a graded result, never an exception.
     `session`: one opened early on `path` (see commands/grade.py); it is closed here.
     `hidden`: folders the student process must not see besides the grader, its own folder
-    and the lab's private folders (a batch passes the class folder and its output folder)."""
+    and the lab's private folders (a batch passes the class folder and its output folder).
+    `seed`: the random cases' seed; a number is one given with --seed; None: the spec's own
+    (seeding.py: never a fresh draw, so that the same file always gets the same grade)."""
     started = time.monotonic()
-    seed = new_seed() if seed is None else seed
-    plans = lab.plans(spec, seed)  # a broken spec raises SpecError before anything runs
+    if not isinstance(seed, Seed):
+        seed = spec_seed(spec) if seed is None else Seed(seed, "given with --seed")
+    plans = lab.plans(spec, seed.value)  # a broken spec raises SpecError before anything runs
     if visible_only:  # the student's side: hidden checks never run and never show
         plans = [p for p in plans if any(_visibility(spec, p, kind) == "visible" for kind in p.kinds)]
     report = GradeReport(lab=lab.name, submission=clean_line(str(path), LINE_CHARS), tests=[])
     if spec.random and not visible_only:
-        report.notes.append(f"random cases generated with seed {seed} (rerun with --seed {seed})")
+        report.notes.append(seed.note())
     problem = _file_problem(path)
     if problem:
         if session is not None:
@@ -112,7 +110,10 @@ def _run_cases(
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
         pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
+        public: str | None = None  # what was printed before the first hidden case was sent
         for plan in plans:
+            if public is None and _hidden(spec, plan):
+                public = session.printed_so_far()
             reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
             if isinstance(reply, WorkerFailure):
                 pending.append((plan, reply))
@@ -120,7 +121,10 @@ def _run_cases(
                 pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
         for plan, outcome in pending:
             if isinstance(outcome, WorkerFailure):
-                incidents.append(Incident(plan.case, outcome.kind, outcome.message))
+                # the `limits` test may be visible: a hidden case's failure says only its kind
+                # there (an exit code the student chose could carry what the case holds)
+                said = f"{outcome.kind} (details withheld: a hidden case)" if _hidden(spec, plan) else outcome.message
+                incidents.append(Incident(plan.case, outcome.kind, said))
                 verdicts = {k: Verdict.fail(f"not judged: {outcome.message}.") for k in plan.kinds}
                 judged.append((plan, Judgement(verdicts)))
             else:
@@ -133,6 +137,9 @@ def _run_cases(
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         session.close()
         report.student_output = _student_output(session.output)
+        if public is not None:
+            withheld = len(session.output) > len(public)
+            report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
 
 
 def _sanitize_and_judge(lab: Lab, plan: CasePlan, reply: dict | list[dict]) -> tuple[list[dict], Judgement]:
@@ -206,6 +213,14 @@ def _call_incidents(plan: CasePlan, calls: list[dict]) -> list[Incident]:
             elif error.get("memory"):
                 incidents.append(Incident(plan.case, "memory", "MemoryError: the memory limit was exceeded"))
     return incidents[:1]
+
+
+HIDDEN_OUTPUT_NOTE = "\n[what your code printed from the first hidden case on is not shown]"
+
+
+def _hidden(spec: Spec, plan: CasePlan) -> bool:
+    """A plan with a test that is not visible: its inputs are not for the student's eyes."""
+    return any(_visibility(spec, plan, kind) != "visible" for kind in plan.kinds)
 
 
 def _visibility(spec: Spec, plan: CasePlan, kind: str) -> str:

@@ -65,6 +65,14 @@ class GradeReport:
     # what happened while loading that did not fail `load` (notebook cells that raised, were
     # interrupted or skipped): every writer lists them, even when every test passes
     load_notes: list[str] = field(default_factory=list)
+    # what the student's code printed before the first case with a hidden test was sent
+    # (None: no such case ran, all of `student_output` is): what a student may read where
+    # hidden details are withheld (Gradescope), since code can print the inputs it is given
+    public_output: str | None = None
+
+    def output_for_students(self) -> str:
+        """The printed output a student may read without seeing hidden cases."""
+        return self.student_output if self.public_output is None else self.public_output
 
     @property
     def score(self) -> float:

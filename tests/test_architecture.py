@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"__init__", "text", "paths"},
     {"results"},
     {"observations", "registry"},
-    {"spec", "exercises"},
+    {"spec", "exercises", "seeding"},
     {"checks", "sandbox", "probe"},
     {"labs", "report"},
     {"grading", "lab_setup"},

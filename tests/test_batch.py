@@ -454,6 +454,7 @@ def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
         "score": "1",
         "max_score": "3",
         "submitted_at": "",
+        "time_source": "",
         "days_late": "",
         "penalty": "",
         "override": "",
@@ -509,6 +510,7 @@ def test_grades_csv_has_a_row_per_student_and_neutralises_formulas(tmp_path):
         "score",
         "max_score",
         "submitted_at",
+        "time_source",
         "days_late",
         "penalty",
         "override",
@@ -590,11 +592,11 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
             ALTER TABLE submissions DROP COLUMN notes;
             ALTER TABLE tests DROP COLUMN not_run;
             ALTER TABLE submissions DROP COLUMN name;
-            DROP TABLE penalties; DROP TABLE overrides; DROP TABLE override_log;
+            DROP TABLE penalties; DROP TABLE overrides; DROP TABLE override_log; DROP TABLE exports;
             UPDATE meta SET value = '1';""")
     book = Gradebook(path)
     assert book.mark_killed() == [run]
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
     assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
     [grade] = book.grades("tree", ["ann"])
     assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []

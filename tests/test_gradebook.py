@@ -97,26 +97,37 @@ def submission(folder: Path, student: str, name: str | None = None, text: str = 
     return Submission(student, path, file_hash(path), path.name)
 
 
-def test_submission_times_come_from_timestamps_then_blackboard_names_then_file_times(tmp_path):
+def test_submission_times_come_from_timestamps_then_blackboard_names_then_file_times_if_asked(tmp_path):
     ann = submission(tmp_path, "ann")
     bob = submission(tmp_path, "bob", "Lab1_bob_attempt_2026-03-02-08-30-00_tree.py")
     cy = submission(tmp_path, "cy")
     os.utime(cy.path, (DUE.timestamp() + 90, DUE.timestamp() + 90))
     stamps = tmp_path / "stamps.csv"
     stamps.write_text("student,submitted_at,extra\nann,2026-03-04T10:00:00+00:00,x\nzed,2026-03-01T00:00Z,y\n")
-    times = submission_times([ann, bob, cy], read_timestamps(stamps), UTC)
-    assert times.times == {
+    named = {
         "ann": (datetime(2026, 3, 4, 10, tzinfo=UTC), "timestamps"),
         "bob": (datetime(2026, 3, 2, 8, 30, tzinfo=UTC), "file name"),
-        "cy": (DUE + timedelta(seconds=90), "file time"),
     }
-    assert times.unknown == ["zed"]
+    # no source named for cy: time unknown, never the file's time (a `cp` would make it today)
+    times = submission_times([ann, bob, cy], read_timestamps(stamps), UTC)
+    assert (times.times, times.no_time, times.not_in_timestamps, times.unknown) == (
+        named,
+        ["cy"],
+        ["bob", "cy"],
+        ["zed"],
+    )
     found = penalties(LatePolicy(DUE, per_day=10), times)
-    assert {s: (p.days_late, p.percent, p.source) for s, p in found.items()} == {
-        "ann": (3, 30, "timestamps"),
-        "bob": (1, 10, "file name"),
-        "cy": (1, 10, "file time"),
+    assert {s: (p.days_late, p.percent, p.source, p.time_unknown) for s, p in found.items()} == {
+        "ann": (3, 30, "timestamps", False),
+        "bob": (1, 10, "file name", False),
+        "cy": (0, 0, "unknown", True),
     }
+    assert final_mark(10, 10, found["cy"], None).final == 10
+    # --times-from mtime: the file's time where nothing better has one
+    times = submission_times([ann, bob, cy], read_timestamps(stamps), UTC, use_mtime=True)
+    assert times.times == {**named, "cy": (DUE + timedelta(seconds=90), "file time")} and times.no_time == []
+    found = penalties(LatePolicy(DUE, per_day=10), times)
+    assert (found["cy"].days_late, found["cy"].percent, found["cy"].source) == (1, 10, "file time")
     # Canvas and Moodle names carry no time; an impossible date is no time either
     assert time_in_name("smith_john_10001_65001_lab.py", UTC) is None
     assert time_in_name("Ann Smith_123_assignsubmission_file_", UTC) is None
@@ -197,7 +208,7 @@ def test_a_schema_3_gradebook_opens_migrated_with_its_rows(tmp_path):
     with closing(sqlite3.connect(path)) as db:  # what schema 3 wrote, by hand
         db.executescript(SCHEMA_3)
     book = Gradebook(path)
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
     ann, bob = book.grades("tree")
     assert (ann.student, ann.name, ann.report.score, ann.report.max_score, ann.report.notes) == ("ann", "", 1, 3, ["n"])
     assert ann.report.tests[1].diagnoses == ["strict_cutoff"]
@@ -208,6 +219,44 @@ def test_a_schema_3_gradebook_opens_migrated_with_its_rows(tmp_path):
     assert book.db.execute("PRAGMA foreign_key_check").fetchall() == []
     book.close()
     assert Gradebook(path).grades("tree")[0].report.score == 1  # opening again changes nothing
+
+
+# What schema 4 added to schema 3 (the name, the adjustments' tables), with a penalty and an
+# override, by hand as schema 4 wrote them.
+SCHEMA_4 = (
+    SCHEMA_3.replace("INSERT INTO meta VALUES ('schema_version', '3');", "")
+    + """
+ALTER TABLE submissions ADD COLUMN name TEXT NOT NULL DEFAULT '';
+CREATE TABLE penalties (lab TEXT NOT NULL, student TEXT NOT NULL, submitted_at TEXT NOT NULL, source TEXT NOT NULL,
+    days_late INTEGER NOT NULL, percent REAL NOT NULL, policy TEXT NOT NULL, computed_at TEXT NOT NULL,
+    PRIMARY KEY (lab, student));
+CREATE TABLE overrides (lab TEXT NOT NULL, student TEXT NOT NULL, mode TEXT NOT NULL CHECK (mode IN ('set', 'add')),
+    points REAL NOT NULL, reason TEXT NOT NULL, by TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (lab, student));
+CREATE TABLE override_log (id INTEGER PRIMARY KEY AUTOINCREMENT, lab TEXT NOT NULL, student TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('set', 'add', 'remove')), points REAL, reason TEXT NOT NULL,
+    by TEXT NOT NULL, at TEXT NOT NULL);
+INSERT INTO meta VALUES ('schema_version', '4');
+INSERT INTO penalties VALUES ('tree', 'ann', '2026-03-03T12:00:00+00:00', 'file time', 1, 10, 'due ...',
+    '2026-03-04T00:00:00+00:00');
+INSERT INTO overrides VALUES ('tree', 'ann', 'add', 0.5, 'why', 'prof', '2026-03-05T00:00:00+00:00');
+INSERT INTO override_log VALUES (1, 'tree', 'ann', 'add', 0.5, 'why', 'prof', '2026-03-05T00:00:00+00:00');
+"""
+)
+
+
+def test_a_schema_4_gradebook_opens_migrated_with_its_adjustments_and_no_export_record(tmp_path):
+    path = tmp_path / "gradebook.sqlite"
+    with closing(sqlite3.connect(path)) as db:
+        db.executescript(SCHEMA_4)
+    book = Gradebook(path)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    ann, _ = book.grades("tree")
+    assert (ann.penalty.source, ann.penalty.days_late, ann.override.describe()) == ("file time", 1, "add 0.5")
+    assert ann.mark.final == 1 - 0.3 + 0.5  # 10% of 3 off, then half a point added
+    assert book.export_context("tree") is None  # exports of a schema 4 batch: no record of what they held
+    assert [e.action for e in book.override_history("tree", "ann")] == ["add"]
+    assert book.db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    book.close()
 
 
 def test_a_regrade_replaces_the_grade_and_keeps_the_penalty_and_the_override(tmp_path, tree_spec):
@@ -322,7 +371,7 @@ def test_the_class_page_lists_each_bug_with_hint_and_students_and_escapes_them()
 def test_feedback_shows_the_graded_score_the_penalty_the_override_and_the_final_score():
     grade = stored("ann", [GradedTest("load", "load", 10, True)], penalty=LATE, override=override("add", 1))
     text = feedback_markdown(grade, "tree")
-    assert "**Score: 10 / 10**" in text
+    assert "**Graded score: 10 / 10**" in text
     assert "- Late by 2 days (submitted 2026\\-03\\-03T12:00:00\\+00:00): 20% of the maximum, 2 points off." in text
     assert "- Adjusted by your instructor: +1 points." in text and "why" not in text  # the reason stays private
     assert "**Final score: 9 / 10**" in text
@@ -384,14 +433,14 @@ def test_moodle_and_gradescope_layouts_column_by_column(tmp_path):
         ["'=cmd", "'=cmd", "", "10"],  # formulas neutralised
     ]
     table, _ = exported("csv", {})
-    assert table[0][:11] == [
-        "student", "name", "file", "status", "score", "max_score", "submitted_at", "days_late", "penalty",
-        "override", "final",
+    assert table[0][:12] == [
+        "student", "name", "file", "status", "score", "max_score", "submitted_at", "time_source", "days_late",
+        "penalty", "override", "final",
     ]  # fmt: skip
-    rows = {row[0]: row[:11] for row in table[1:]}
-    assert rows["'=cmd"] == ["'=cmd", "", "'=cmd.py", "graded", "10", "10", "", "", "", "", "10"]
-    assert rows["ann"][4:11] == ["10", "10", "2026-03-03T12:00:00+00:00", "2", "2", "", "8"]
-    assert rows["bob"][4:11] == ["0", "10", "", "", "", "set 7", "7"]
+    rows = {row[0]: row[:12] for row in table[1:]}
+    assert rows["'=cmd"] == ["'=cmd", "", "'=cmd.py", "graded", "10", "10", "", "", "", "", "", "10"]
+    assert rows["ann"][4:12] == ["10", "10", "2026-03-03T12:00:00+00:00", "timestamps file", "2", "2", "", "8"]
+    assert rows["bob"][4:12] == ["0", "10", "", "", "", "", "set 7", "7"]
 
 
 @pytest.mark.parametrize(

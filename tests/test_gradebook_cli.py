@@ -86,7 +86,7 @@ class Class:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory) -> Class:
     """The class graded once with a deadline: 10002 two days late (timestamps file), 10003
-    on time (timestamps), 10001 and 10004 on time by their file times."""
+    on time (timestamps), 10001 and 10004 on time by their file times (`--times-from mtime`)."""
     root = tmp_path_factory.mktemp("gradebook")
     folder = root / "class"
     folder.mkdir()
@@ -97,9 +97,19 @@ def graded(tmp_path_factory) -> Class:
     (root / "stamps.csv").write_text(STAMPS)
     (root / "roster.csv").write_text(ROSTER)
     graded = Class(folder, root / "out", write_batch_spec(root), root / "stamps.csv", root / "roster.csv")
-    run = graded.batch("--deadline", DEADLINE, "--late-per-day", 10, "--late-cap", 50, "--timestamps", graded.stamps)
+    run = graded.batch(
+        "--deadline", DEADLINE, "--late-per-day", 10, "--late-cap", 50, "--timestamps", graded.stamps,
+        "--times-from", "mtime",
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert "late: 1 student(s): 10002 (2d, -20%)" in run.stderr
+    assert "penalised: 1 student(s), times from the timestamps file (1): 10002 (2d, -20%)" in run.stderr
+    assert (
+        "the timestamps file has no row for 2 student(s): 10001, 10004 (their times from file modification times)"
+        in run.stderr
+    )
+    assert "submission times from the timestamps file (2), file modification times (--times-from mtime) (2)" in (
+        run.stderr
+    )
     assert "ignored 1 timestamps row(s) of students without a submission: 99999" in run.stderr
     assert "class misconceptions" in run.stdout and "strict_cutoff" in run.stdout
     return graded
@@ -210,12 +220,24 @@ def test_a_deadline_in_abgrade_yaml_applies_and_bad_values_name_file_and_line(tm
     shutil.copyfile(FIXTURES / "correct_seed_style.py", folder / "ann.py")
     os.utime(folder / "ann.py", (ON_TIME + 86400 * 3, ON_TIME + 86400 * 3))  # three days late
     config = tmp_path / "abgrade.yaml"
-    config.write_text(f"deadlines:\n  tree:\n    due: '{DEADLINE}'\n    table: {{1: 10, 2: 25}}\n    cap: 20\n")
+    policy = f"deadlines:\n  tree:\n    due: '{DEADLINE}'\n    table: {{1: 10, 2: 25}}\n    cap: 20\n"
+    config.write_text(policy)
     spec = write_batch_spec(tmp_path)
+    run = abgrade("batch", folder, "--lab", "tree", "--spec", spec, "--jobs", 1, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    row = grades_csv(tmp_path / "class-abgrade")["ann"]  # no times source named: the file's time is not one
+    assert (row["time_source"], row["days_late"], row["penalty"], row["final"]) == (
+        "time unknown",
+        "",
+        "",
+        row["score"],
+    )
+    config.write_text(policy + "    times_from: mtime\n")
     run = abgrade("batch", folder, "--lab", "tree", "--spec", spec, "--jobs", 1, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     row = grades_csv(tmp_path / "class-abgrade")["ann"]
     assert row["days_late"] == "3" and float(row["penalty"]) == pytest.approx(float(row["max_score"]) * 0.2)
+    assert row["time_source"] == "file time"
 
     config.write_text("deadlines:\n  tree:\n    due: 2026-03-01T23:59:00+01:00\n    grace: soon\n    per_day: 5\n")
     bad = abgrade("batch", folder, "--lab", "tree", "--config", config)
@@ -233,6 +255,7 @@ def test_a_deadline_in_abgrade_yaml_applies_and_bad_values_name_file_and_line(tm
         (["--student", "nobody"], "abgrade: --student 'nobody': no submission of that student"),
         (["--regrade", "--failed-only"], "abgrade: --regrade grades everyone with a fresh seed"),
         (["--timestamps", "stamps.csv"], "abgrade: --timestamps needs a late policy"),
+        (["--times-from", "mtime"], "abgrade: --times-from needs a late policy"),
     ],
 )
 def test_batch_usage_errors_are_one_line_with_exit_code_2(tmp_path, args, message):

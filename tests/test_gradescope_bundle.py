@@ -239,8 +239,9 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
     assert hidden == package  # the sandbox hides the package, not site-packages (numpy, ipykernel)
     (root / "source" / "run_autograder").rename(root / "run_autograder")  # where Gradescope puts it
 
+    seed = json.loads((root / "source" / SETTINGS_FILE).read_text())["seed"]  # drawn when it was built
     scores = {}
-    for submission in (CORRECT, STRICT_CUTOFF):
+    for run, submission in enumerate((CORRECT, STRICT_CUTOFF, STRICT_CUTOFF)):
         (root / "submission").mkdir()
         (root / "submission" / submission.name).write_text(submission.read_text())
         done = run_script(root / "run_autograder", root, python)
@@ -249,6 +250,10 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
         assert_results_schema(results)
         assert results["max_score"] == tree_max_score()
         assert {t["visibility"] for t in results["tests"] if t["tags"][0] == "random"} == {"after_published"}
+        assert str(seed) not in json.dumps(results)
+        if run == 2:  # the same file again: the bundle's seed, the same cases, tests and score
+            assert results["tests"] == scores[submission.name]["tests"]
+            assert results["score"] == scores[submission.name]["score"]
         scores[submission.name] = results
         (root / "submission" / submission.name).unlink()
         (root / "submission").rmdir()

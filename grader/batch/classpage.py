@@ -1,11 +1,15 @@
 """`class.html`: what the class misunderstood, on one self-contained page (inline CSS, no
 script, nothing loaded) for the instructor preparing the next lecture: each diagnosed
 bug with its hint, how many students have it and who they are; the pass rate of each
-check kind; the fixed cases failed by the most students, and by whom.
+check kind; the fixed cases failed by the most students, and by whom; and the scores an
+instructor adjusted (late penalties, overrides) with the final score, and the students
+whose submission time is unknown.
 
 Structure (classes the tests rely on): `section.misconceptions` with one
 `article.misconception[data-name]` per bug (`.count`, `.hint`, `ul.students`);
-`section.kinds` with `tr.kind[data-kind]`; `section.cases` with `tr.case[data-case]`.
+`section.kinds` with `tr.kind[data-kind]`; `section.cases` with `tr.case[data-case]`;
+`section.adjusted` with `tr.adjusted[data-student]` (`td.graded`, `td.late`,
+`td.penalty`, `td.override`, `td.final`) and `p.time-unknown`.
 Every student-side string (ids, case names) passes clean_line and is escaped.
 """
 
@@ -16,7 +20,7 @@ from html import escape
 
 from ..text import LINE_CHARS, clean_line, visible_controls
 from .insights import ClassInsights
-from .summary import TOP, ClassSummary
+from .summary import ADJUSTED_HEADER, TOP, ClassSummary
 
 STYLE = """
 :root { --ink: #1f2328; --muted: #5f6670; --bug: #8064a2; --ok: #1b7f4b; --fail: #b3261e; --line: #e4e6ea; }
@@ -101,6 +105,33 @@ def _cases(insights: ClassInsights) -> str:
     )
 
 
+def _adjusted(summary: ClassSummary) -> str:
+    if not summary.adjusted and not summary.time_unknown:
+        return ""
+    parts = ['<section class="adjusted"><h2>Adjusted scores</h2>']
+    if summary.adjusted:
+        head = "".join(f"<th>{escape(h)}</th>" for h in ADJUSTED_HEADER)
+        rows = []
+        for entry in summary.adjusted:
+            student, graded, late, penalty, override, final = entry.cells()
+            rows.append(
+                f'<tr class="adjusted" data-student="{_e(entry.student)}"><td class="student">{escape(student)}</td>'
+                f'<td class="graded number">{escape(graded)}</td><td class="late">{escape(late)}</td>'
+                f'<td class="penalty number">{escape(penalty)}</td><td class="override">{escape(override)}</td>'
+                f'<td class="final number">{escape(final)}</td></tr>'
+            )
+        parts.append(
+            "<p>The final score is the graded score less the late penalty, then the override: what goes "
+            f"to the LMS.</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    if summary.time_unknown:
+        who = ", ".join(_e(s) for s in summary.time_unknown)
+        parts.append(
+            f'<p class="time-unknown">Time unknown (a deadline, but no known submission time; not penalised): {who}</p>'
+        )
+    return "".join(parts) + "</section>"
+
+
 def class_page(summary: ClassSummary, insights: ClassInsights) -> str:
     """The whole page."""
     graded = insights.graded
@@ -110,7 +141,8 @@ def class_page(summary: ClassSummary, insights: ClassInsights) -> str:
     if scores:
         most = max(m for _, m in summary.scores)
         spread = (
-            f" · mean {statistics.mean(scores):.1f}, median {statistics.median(scores):g} of {most:g}"
+            f" · {'final scores' if summary.adjusted else 'scores'}: mean {statistics.mean(scores):.1f}, "
+            f"median {statistics.median(scores):g} of {most:g}"
             f" · {sum(1 for s, m in summary.scores if s >= m)} at full marks"
         )
     title = f"abgrade · class misconceptions · lab {summary.lab}"
@@ -123,6 +155,7 @@ def class_page(summary: ClassSummary, insights: ClassInsights) -> str:
         f"{_kinds(insights)}</section>"
         '<section class="cases"><h2>Fixed cases failed by the most students</h2>'
         f"{_cases(insights)}</section>"
+        f"{_adjusted(summary)}"
     )
     return visible_controls(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -1,10 +1,11 @@
 """What a batch leaves in its output folder, all rebuilt from the gradebook (so a resumed
-run exports everyone, not just what it graded itself):
+run exports everyone, not just what it graded itself), by a batch and at once by
+`gradebook override` alike (`publish`), with the final score of adjustments.py in each:
 
 - `grades.csv`: a row per student found: student, name, file, status (graded, error,
-  skipped), score (as graded), max_score, submitted_at, days_late, penalty (points),
-  override (`set N` / `add N`), final, score and maximum per check kind, feedback file,
-  reason, override_reason;
+  skipped), score (as graded), max_score, submitted_at, time_source (where the time came
+  from, or `time unknown`), days_late, penalty (points), override (`set N` / `add N`),
+  final, score and maximum per check kind, feedback file, reason, override_reason;
 - `feedback/<student>.md` and `feedback/<student>.html`: per student, Markdown (see
   feedback.py) and the HTML report with the search trees drawn;
 - `summary.txt` and `summary.svg`: the class summary as text and as a picture;
@@ -16,20 +17,21 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..report.html import write_html
+from ..report.html import FinalScore, write_html
 from ..results import ordered_kinds
 from ..text import LINE_CHARS, clean_line
+from .adjustments import adjustment_items, number
 from .classpage import class_page
 from .discovery import Skipped
 from .feedback import feedback_markdown
-from .gradebook import StoredGrade
+from .gradebook import Gradebook, StoredGrade
 from .insights import class_insights
 from .picture import class_picture
-from .summary import ClassSummary, summary_text
+from .summary import ClassSummary, summarize, summary_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -57,7 +59,7 @@ def write_grades_rows(
             by_kind = [""] * (2 * len(kinds))
         else:
             subtotals = grade.report.subtotals()
-            by_kind = [_number(x) for kind in kinds for x in subtotals.get(kind, (None, None))]
+            by_kind = [number(x) for kind in kinds for x in subtotals.get(kind, (None, None))]
         status = "graded" if grade.report is not None else "error"
         rows.append(
             (
@@ -107,20 +109,35 @@ def write_grades_rows(
     writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
 
 
-ADJUSTED_COLUMNS = ("score", "max_score", "submitted_at", "days_late", "penalty", "override", "final")
+ADJUSTED_COLUMNS = (
+    "score",
+    "max_score",
+    "submitted_at",
+    "time_source",
+    "days_late",
+    "penalty",
+    "override",
+    "final",
+)
+TIME_SOURCES = {"timestamps": "timestamps file", "file name": "file name", "file time": "file time"}
 
 
 def adjusted_cells(grade: StoredGrade) -> list[str]:
-    """The ADJUSTED_COLUMNS of a student: graded score, lateness, override, final score."""
+    """The ADJUSTED_COLUMNS of a student: graded score, lateness, override, final score.
+    A student whose time is unknown has `time unknown` and no days late nor penalty."""
     mark, penalty, override = grade.mark, grade.penalty, grade.override
+    known = penalty is not None and not penalty.time_unknown
     return [
-        _number(mark.raw),
-        _number(mark.max_score),
+        number(mark.raw),
+        number(mark.max_score),
         penalty.submitted_at if penalty else "",
-        str(penalty.days_late) if penalty else "",
-        _number(mark.penalty_points) if penalty and mark.raw is not None else "",
+        ("time unknown" if penalty.time_unknown else TIME_SOURCES.get(penalty.source, penalty.source))
+        if penalty
+        else "",
+        str(penalty.days_late) if penalty and known else "",
+        number(mark.penalty_points) if penalty and known and mark.raw is not None else "",
         override.describe() if override else "",
-        _number(mark.final),
+        number(mark.final),
     ]
 
 
@@ -135,10 +152,6 @@ def override_note(grade: StoredGrade) -> str:
 def text_cell(value: str) -> str:
     """A text cell a spreadsheet shows as text: one starting like a formula gets a `'`."""
     return f"'{value}" if value.startswith(FORMULA_STARTS) else value
-
-
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
 
 
 SLUG_CHARS = 60  # of the readable part; with the hash a name stays far below the 255-byte limit
@@ -169,13 +182,15 @@ def feedback_names(students: list[str]) -> dict[str, str]:
 def write_feedback(
     grades: list[StoredGrade], lab: str, folder: Path, show_hidden: bool, hints: Mapping[str, str]
 ) -> None:
+    """Each student's feedback, `.md` and (when graded) `.html`, both with the final score."""
     folder.mkdir(parents=True, exist_ok=True)
     names = feedback_names([g.student for g in grades])
     for grade in grades:
         path = folder / names[grade.student]
         path.write_text(feedback_markdown(grade, lab, show_hidden), encoding="utf-8", errors="replace")
         if grade.report is not None:
-            write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints)
+            adjusted = FinalScore(grade.mark.final, adjustment_items(grade.mark, grade.penalty, grade.override))
+            write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints, adjusted=adjusted)
 
 
 def write_exports(
@@ -186,11 +201,32 @@ def write_exports(
     show_hidden: bool,
     names: Mapping[str, str] | None = None,
     skipped: Sequence[Skipped] = (),
+    feedback_for: Collection[str] | None = None,
 ) -> None:
+    """Every export; the feedback files only of `feedback_for` when given (the others are
+    unchanged: an override changes one student's)."""
     out.mkdir(parents=True, exist_ok=True)
     write_grades_csv(grades, out / "grades.csv", names, skipped)
-    write_feedback(grades, summary.lab, out / "feedback", show_hidden, hints)
+    chosen = grades if feedback_for is None else [g for g in grades if g.student in feedback_for]
+    write_feedback(chosen, summary.lab, out / "feedback", show_hidden, hints)
     insights = class_insights(grades, hints)
     (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
     (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
     (out / "class.html").write_text(class_page(summary, insights), encoding="utf-8")
+
+
+def publish(
+    book: Gradebook, lab: str, out: Path, hints: Mapping[str, str], feedback_for: Collection[str] | None = None
+) -> list[StoredGrade] | None:
+    """Rewrite the exports of `lab` in `out` from the gradebook: its grades, penalties and
+    overrides, and what the last batch's exports were made of (ExportContext). A batch
+    calls it at its end and `gradebook override` at once, so both write the same files.
+    Returns the class's grades, or None when no batch of this abgrade has written this
+    lab's exports yet (nothing is written then)."""
+    context = book.export_context(lab)
+    if context is None:
+        return None
+    grades = book.grades(lab, list(context.students))
+    summary = summarize(lab, grades)
+    write_exports(grades, summary, hints, out, context.show_hidden, context.names, context.skipped, feedback_for)
+    return grades

@@ -3,15 +3,17 @@ with its output. Tests that are not `visible` are named, but their details are w
 unless the instructor asks for them (`--show-hidden`). Failed tests with the same output
 (e.g. everything "not run" after a failed load) share one block.
 
-A late penalty or an instructor's override is shown under the graded score, with the
-final score; an override's reason stays with the instructor (grades.csv, `gradebook
-show`): it may hold notes not meant for the student."""
+A late penalty, an unknown submission time or an instructor's override is shown under
+the graded score, with the final score (the words and numbers of adjustments.py, as in
+every other output); an override's reason stays with the instructor (grades.csv,
+`gradebook show`): it may hold notes not meant for the student."""
 
 from __future__ import annotations
 
 import re
 
 from ..results import TestResult
+from .adjustments import adjustment_items
 from .gradebook import StoredGrade
 
 
@@ -34,10 +36,12 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
             lines += ["", f"**Your instructor set your score to {grade.mark.final:g}.**"]
         return "\n".join(lines) + "\n"
     report = grade.report
-    lines += [f"**Score: {report.score:g} / {report.max_score:g}**", ""]
     adjustments = adjustment_lines(grade)
     if adjustments:
+        lines += [f"**Graded score: {report.score:g} / {report.max_score:g}**", ""]
         lines += adjustments + [f"**Final score: {grade.mark.final:g} / {report.max_score:g}**", ""]
+    else:
+        lines += [f"**Score: {report.score:g} / {report.max_score:g}**", ""]
     lines += [
         "| check | score | max | |",
         "| --- | ---: | ---: | --- |",
@@ -71,19 +75,10 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
 
 
 def adjustment_lines(grade: StoredGrade) -> list[str]:
-    """The late penalty and the override as Markdown list items ([] when neither applies)."""
-    lines = []
-    penalty, override, mark = grade.penalty, grade.override, grade.mark
-    if penalty is not None and penalty.days_late > 0:
-        days = f"{penalty.days_late} day{'s' if penalty.days_late != 1 else ''}"
-        lines.append(
-            f"- Late by {days} (submitted {md(penalty.submitted_at)}): {penalty.percent:g}% of the maximum, "
-            f"{mark.penalty_points:g} points off."
-        )
-    if override is not None:
-        change = f"set to {override.points:g}" if override.mode == "set" else f"{override.points:+g} points"
-        lines.append(f"- Adjusted by your instructor: {change}.")
-    return lines + [""] if lines else []
+    """The late penalty (or unknown time) and the override as Markdown list items ([] when
+    none applies)."""
+    items = adjustment_items(grade.mark, grade.penalty, grade.override, quote=md)
+    return [f"- {item}" for item in items] + [""] if items else []
 
 
 def _points(test: TestResult) -> str:

@@ -22,11 +22,13 @@ from pathlib import Path
 from ..results import GradeReport, TestResult
 from ..spec import Spec
 from .adjustments import Mark, Override, Penalty, final_mark
-from .discovery import Submission
+from .discovery import Skipped, Submission
 
-SCHEMA_VERSION = "4"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+SCHEMA_VERSION = "5"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
 # 3: a submission keeps its report's notes and load notes, a test whether it ran at all
 # 4: a submission keeps the student's name; late penalties, overrides and their audit trail
+# 5: what the last run's exports were made of besides the grades (`exports`), so that an
+#    override rewrites them at once, exactly as a batch would
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -122,8 +124,47 @@ CREATE TABLE IF NOT EXISTS override_log (
     by      TEXT NOT NULL,
     at      TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS exports (
+    lab      TEXT PRIMARY KEY,
+    context  TEXT NOT NULL,  -- JSON of ExportContext: students, names, skipped entries, show_hidden
+    saved_at TEXT NOT NULL
+);
 """
 _SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS)
+
+
+@dataclass(frozen=True)
+class ExportContext:
+    """What a run's exports are made of besides the stored grades: the students found in
+    the class folder (in that order), their names from the file names, the folder entries
+    that could not be used, and whether feedback shows hidden tests' details. Kept per lab
+    so that `gradebook override` rewrites grades.csv, the feedback and the class pages at
+    once, exactly as the next batch would."""
+
+    students: tuple[str, ...]
+    names: dict[str, str]
+    skipped: tuple[Skipped, ...] = ()
+    show_hidden: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "students": list(self.students),
+                "names": self.names,
+                "skipped": [[e.student, e.shown, e.reason, e.name] for e in self.skipped],
+                "show_hidden": self.show_hidden,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ExportContext:
+        data = json.loads(text)
+        return cls(
+            tuple(data["students"]),
+            dict(data["names"]),
+            tuple(Skipped(*entry) for entry in data["skipped"]),
+            bool(data["show_hidden"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -200,6 +241,8 @@ class Gradebook:
             self._migrate_from_2()
         if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",):
             self._migrate_from_3()
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",):
+            self._migrate_from_4()
 
     def _migrate_from_1(self) -> None:
         """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
@@ -229,6 +272,12 @@ class Gradebook:
         the schema script already); its rows are kept, names empty until the next run."""
         with self._transaction():
             self.db.execute("ALTER TABLE submissions ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+            self.db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+
+    def _migrate_from_4(self) -> None:
+        """Schema 4 lacks `exports` (made by the schema script already, empty): until the
+        next batch, `gradebook override` can't rewrite the exports and says so."""
+        with self._transaction():
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
 
     def close(self) -> None:
@@ -488,6 +537,17 @@ class Gradebook:
             (lab, student),
         )
         return [OverrideEvent(*row) for row in rows]
+
+    # what the exports are made of --------------------------------------------------------
+
+    def save_export_context(self, lab: str, context: ExportContext) -> None:
+        with self._transaction():
+            self.db.execute("INSERT OR REPLACE INTO exports VALUES (?, ?, ?)", (lab, context.to_json(), _now()))
+
+    def export_context(self, lab: str) -> ExportContext | None:
+        """The last batch's, or None when no batch of this schema wrote this lab's exports."""
+        row = self.db.execute("SELECT context FROM exports WHERE lab = ?", (lab,)).fetchone()
+        return None if row is None else ExportContext.from_json(row[0])
 
     def _report(self, lab: str, student: str, file: str, seconds: float, notes: dict) -> GradeReport:
         rows = self.db.execute(

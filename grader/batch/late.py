@@ -11,7 +11,7 @@ The policy (`abgrade.yaml`'s `deadlines:` or `abgrade batch --deadline ...`):
   up to 1 day 10%, up to 2 days 25%, up to 7 days 50%, later ones the last value);
 - `cap`: the most percent ever taken off (default 100).
 
-When a student submitted, in this order:
+When a student submitted comes only from a source the instructor named, in this order:
 
 1. an LMS timestamps CSV (`--timestamps FILE`): a header with `student` and
    `submitted_at` (ISO 8601; no offset: UTC);
@@ -19,8 +19,12 @@ When a student submitted, in this order:
    Learn's "Download Assignment" names carry `_attempt_YYYY-MM-DD-HH-MM-SS` (local time of
    the Blackboard server: read in the offset of `due`). Canvas (`name_id_subid_file`) and
    Moodle (`Full Name_id_assignsubmission_file_`) names carry no time;
-3. the file's modification time (as unzipped: many archivers keep the time stored in
-   the zip, which is the LMS's upload time; check before trusting it).
+3. the file's modification time, only when asked for (`--times-from mtime`, or
+   `times_from: mtime` in the policy): right only if unzipping kept the LMS's times, and
+   wrong after a plain `cp` (every file then looks submitted today).
+
+A student with none of these has no known time: listed as "time unknown" everywhere and
+never penalised, rather than penalised on a guess.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class LatePolicy:
     per_day: float | None = None  # percent per started day late
     table: tuple[tuple[int, float], ...] = ()  # (up to N days late, percent), N increasing
     cap: float = 100.0
+    times_from: str | None = None  # "mtime": files' modification times where no better source has a time
 
     def days_late(self, submitted: datetime) -> int:
         """Started days after due + grace; 0 when on time."""
@@ -169,7 +174,8 @@ def parse_table(value: object, field: str = "table") -> tuple[tuple[int, float],
     return tuple(table)
 
 
-POLICY_FIELDS = ("due", "grace", "per_day", "table", "cap")
+POLICY_FIELDS = ("due", "grace", "per_day", "table", "cap", "times_from")
+TIMES_FROM = ("mtime",)
 
 
 def parse_policy(raw: Mapping[str, object]) -> LatePolicy:
@@ -184,24 +190,44 @@ def parse_policy(raw: Mapping[str, object]) -> LatePolicy:
         raise PolicyError("table", "give either per_day or table, not both")
     if raw.get("per_day") is None and raw.get("table") is None:
         raise PolicyError("per_day", "missing: give per_day (percent per day late) or table")
+    times_from = raw.get("times_from")
+    if times_from is not None and times_from not in TIMES_FROM:
+        raise PolicyError(
+            "times_from",
+            f"{times_from!r}: the one source to name is mtime (the files' modification times); timestamps "
+            "files and LMS file names are used without naming them",
+        )
     return LatePolicy(
         due=due,
         grace=parse_duration(raw["grace"]) if raw.get("grace") is not None else timedelta(0),
         per_day=_percent(raw["per_day"], "per_day") if raw.get("per_day") is not None else None,
         table=parse_table(raw["table"]) if raw.get("table") is not None else (),
         cap=_percent(raw["cap"], "cap") if raw.get("cap") is not None else 100.0,
+        times_from=times_from,
     )
 
 
 # --- when each student submitted -------------------------------------------------------
 
 
+# Where a submission time came from (stored with the penalty); UNKNOWN: from nowhere.
+TIMESTAMPS, FILE_NAME, FILE_TIME, UNKNOWN = "timestamps", "file name", "file time", "unknown"
+SOURCE_NAMES = {
+    TIMESTAMPS: "the timestamps file",
+    FILE_NAME: "LMS file names",
+    FILE_TIME: "file modification times (--times-from mtime)",
+}
+
+
 @dataclass
 class SubmissionTimes:
-    """Student -> (time, where it came from), and what the timestamps file named in vain."""
+    """Student -> (time, where it came from); the students without a time; and what the
+    timestamps file named in vain or left out."""
 
     times: dict[str, tuple[datetime, str]] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)  # timestamps rows of students not found
+    no_time: list[str] = field(default_factory=list)  # students no named source has a time for
+    not_in_timestamps: list[str] = field(default_factory=list)  # students the timestamps file has no row for
 
 
 def read_timestamps(path: Path) -> dict[str, datetime]:
@@ -243,20 +269,28 @@ def time_in_name(name: str, tz: tzinfo | None) -> datetime | None:
 
 
 def submission_times(
-    submissions: list[Submission], timestamps: Mapping[str, datetime] | None, tz: tzinfo | None = None
+    submissions: list[Submission],
+    timestamps: Mapping[str, datetime] | None,
+    tz: tzinfo | None = None,
+    use_mtime: bool = False,
 ) -> SubmissionTimes:
-    """When each submission was made: timestamps file, else its name, else the file time."""
+    """When each submission was made: the timestamps file, else its name, else (only with
+    `use_mtime`) the file's modification time; else unknown (`no_time`)."""
     found = SubmissionTimes()
-    for submission in submissions:
+    for submission in sorted(submissions, key=lambda s: s.student):
+        if timestamps is not None and submission.student not in timestamps:
+            found.not_in_timestamps.append(submission.student)
         if timestamps and submission.student in timestamps:
-            found.times[submission.student] = (timestamps[submission.student], "timestamps")
+            found.times[submission.student] = (timestamps[submission.student], TIMESTAMPS)
             continue
         named = time_in_name(submission.shown, tz)
         if named is not None:
-            found.times[submission.student] = (named, "file name")
-            continue
-        mtime = submission.path.stat().st_mtime
-        found.times[submission.student] = (datetime.fromtimestamp(mtime, timezone.utc), "file time")
+            found.times[submission.student] = (named, FILE_NAME)
+        elif use_mtime:
+            mtime = submission.path.stat().st_mtime
+            found.times[submission.student] = (datetime.fromtimestamp(mtime, timezone.utc), FILE_TIME)
+        else:
+            found.no_time.append(submission.student)
     students = {s.student for s in submissions}
     found.unknown = sorted(s for s in timestamps or {} if s not in students)
     return found
@@ -264,10 +298,13 @@ def submission_times(
 
 def penalties(policy: LatePolicy, times: SubmissionTimes) -> dict[str, Penalty]:
     """Each student's penalty under `policy` (0% when on time: stored too, so that the
-    exports say the submission was on time and when)."""
+    exports say the submission was on time and when; 0% with the source UNKNOWN when no
+    time is known, so that the exports say "time unknown")."""
     described = policy.describe()
     result = {}
     for student, (moment, source) in times.times.items():
         days = policy.days_late(moment)
         result[student] = Penalty(moment.isoformat(timespec="seconds"), source, days, policy.percent(days), described)
+    for student in times.no_time:
+        result[student] = Penalty("", UNKNOWN, 0, 0.0, described)
     return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from html import escape  # XML-safe too, and lighter to import than xml.sax.saxutils
 
+from ..text import clean_line
 from .insights import ClassInsights
 from .summary import TOP, ClassSummary
 
@@ -92,6 +93,22 @@ def _bars(
     return parts
 
 
+def _adjusted_lines(summary: ClassSummary) -> list[str]:
+    """One line per adjusted student (the first TOP), then who has no known time."""
+    lines = []
+    for entry in summary.adjusted[:TOP]:
+        student, graded, late, penalty, override, final = entry.cells()
+        parts = [f"graded {graded}", f"{late} {penalty}".strip(), override, f"final {final}"]
+        lines.append(f"{student[:LABEL_CHARS]}: " + ", ".join(p for p in parts if p))
+    if len(summary.adjusted) > TOP:
+        lines.append(f"... and {len(summary.adjusted) - TOP} more (grades.csv, class.html)")
+    if summary.time_unknown:
+        who = ", ".join(clean_line(s)[:LABEL_CHARS] for s in summary.time_unknown[:TOP])
+        more = f" and {len(summary.time_unknown) - TOP} more" if len(summary.time_unknown) > TOP else ""
+        lines.append(f"time unknown (not penalised): {who}{more}")
+    return lines
+
+
 def _height(rows: list) -> float:
     return 24 + max(1, len(rows)) * ROW_HEIGHT + 32
 
@@ -126,6 +143,13 @@ def class_picture(
             shown=[f"{c.count} of {c.graded}" for c in insights.cases[:TOP]],
         )
         height += _height(cases)
+    if summary.adjusted or summary.time_unknown:
+        lines = _adjusted_lines(summary)
+        extra.append(
+            _text(MARGIN, height, "Adjusted scores: graded, late penalty, override, final", size=14, weight="bold")
+        )
+        extra += [_text(MARGIN, height + 24 + i * 18, line) for i, line in enumerate(lines)]
+        height += 24 + len(lines) * 18 + 32
     height += MARGIN
     title = f"abgrade class summary, lab {summary.lab}"
     body = (

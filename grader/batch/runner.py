@@ -8,23 +8,24 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..grading import new_seed
 from ..lab_setup import UsageError
 from ..labs import Lab
 from ..results import GradeReport
+from ..seeding import Seed, draw_seed
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
 from .executor import Executor, Job, JobResult
-from .exports import write_exports
-from .gradebook import Gradebook, GradeKey
+from .exports import publish
+from .gradebook import ExportContext, Gradebook, GradeKey
 from .insights import ClassInsights, class_insights
-from .late import LatePolicy, penalties, submission_times
+from .late import SOURCE_NAMES, LatePolicy, penalties, submission_times
 from .lock import gradebook_lock
 from .pool import LocalPool
 from .progress import Progress
@@ -42,14 +43,15 @@ class BatchOptions:
     out: Path
     jobs: int
     id_pattern: re.Pattern | None = None
-    seed: int | None = None  # None: the seed of the last run of this spec, or a fresh one
-    regrade: bool = False  # grade everything again (with a fresh seed unless `seed` is given)
+    seed: int | None = None  # None: the last run's of this spec, else `configured_seed`, else a fresh one
+    regrade: bool = False  # grade everything again (not with the last run's seed)
     show_hidden: bool = False  # feedback shows hidden tests' details
     command: tuple[str, ...] = ()  # the command line as typed, for the advice after an interrupt
     students: tuple[str, ...] = ()  # grade only these students again (with the class's seed)
     failed_only: bool = False  # grade again only students below full marks or not graded
     late: LatePolicy | None = None  # the late policy; None: keep the penalties stored
     timestamps: Mapping[str, datetime] | None = None  # student -> submitted at, from the LMS
+    configured_seed: int | None = None  # abgrade.yaml's `seed:`
 
 
 @dataclass
@@ -63,6 +65,7 @@ class BatchResult:
     ignored: list[str] = field(default_factory=list)  # entries that are not submissions
     killed_runs: list[int] = field(default_factory=list)  # earlier runs found dead, now marked killed
     insights: ClassInsights | None = None  # what the class misunderstood (insights.py)
+    seed_source: str = ""  # where the seed came from (seeding.Seed.source)
 
 
 def default_out(folder: Path) -> Path:
@@ -71,13 +74,22 @@ def default_out(folder: Path) -> Path:
     return folder.parent / f"{folder.name}-abgrade"
 
 
-def choose_seed(book: Gradebook, spec: Spec, requested: int | None, regrade: bool) -> int:
+def choose_seed(
+    book: Gradebook, spec: Spec, requested: int | None, regrade: bool, configured: int | None = None
+) -> Seed:
     """One seed for every student of the class: the one asked for, else the last run's
-    (a resumed or incremental run continues it), else a fresh one."""
+    (a resumed or incremental run continues it; not with `regrade`), else abgrade.yaml's,
+    else a fresh one, drawn once and kept in the gradebook from then on. Never the spec's
+    own: any student with abgrade can compute that one, and a class's hidden cases must
+    not be the ones `abgrade grade` shows. Secret: feedback files never show it."""
     if requested is not None:
-        return requested
+        return Seed(requested, "given with --seed", secret=True)
     last = None if regrade else book.last_seed(spec)
-    return new_seed() if last is None else last
+    if last is not None:
+        return Seed(last, "the gradebook's last run's", secret=True)
+    if configured is not None:
+        return Seed(configured, "abgrade.yaml's", secret=True)
+    return Seed(draw_seed(), "drawn for this class, kept in the gradebook", secret=True)
 
 
 def needs_grading(
@@ -113,30 +125,52 @@ def chosen_students(options: BatchOptions, book: Gradebook, lab: str, submission
 
 
 def record_lateness(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> list[str]:
-    """Each student's lateness under the run's policy, stored; lines for the terminal."""
+    """Each student's lateness under the run's policy, stored; lines for the terminal:
+    where the times came from, who has none (not penalised), whom the timestamps file
+    misses, and how many were penalised, from which source."""
     policy = options.late
     if policy is None:
         return []
-    times = submission_times(submissions, options.timestamps, policy.due.tzinfo)
+    use_mtime = policy.times_from == "mtime"
+    times = submission_times(submissions, options.timestamps, policy.due.tzinfo, use_mtime)
     found = penalties(policy, times)
     book.record_penalties(lab, found)
-    sources: dict[str, int] = {}
-    for _, source in times.times.values():
-        sources[source] = sources.get(source, 0) + 1
-    late = sorted(s for s, p in found.items() if p.days_late > 0)
-    lines = [
-        f"  late policy: {policy.describe()}; submission times from "
-        + ", ".join(f"{source} ({n})" for source, n in sorted(sources.items()))
-    ]
-    if late:
-        shown = ", ".join(f"{s} ({found[s].days_late}d, -{found[s].percent:g}%)" for s in late[:10])
-        lines.append(f"  late: {len(late)} student(s): {shown}{', ...' if len(late) > 10 else ''}")
+    counts = Counter(source for _, source in times.times.values())
+    named = [f"{SOURCE_NAMES[source]} ({counts[source]})" for source in SOURCE_NAMES if counts[source]]
+    lines = [f"  late policy: {policy.describe()}; submission times from {', '.join(named) or 'nowhere'}"]
+    if times.not_in_timestamps:
+        instead = "file modification times" if use_mtime else "LMS file names where they carry one"
+        lines.append(
+            f"  the timestamps file has no row for {len(times.not_in_timestamps)} student(s): "
+            f"{_students(times.not_in_timestamps)} (their times from {instead})"
+        )
+    if times.no_time:
+        lines.append(
+            f"  time unknown: {len(times.no_time)} student(s), not penalised: {_students(times.no_time)} (no named "
+            "source has their time: add them to --timestamps FILE, or use the files' modification times with "
+            "--times-from mtime if unzipping kept the LMS's)"
+        )
+    penalised = sorted(s for s, p in found.items() if p.percent > 0)
+    by_source = Counter(SOURCE_NAMES[found[s].source] for s in penalised)
+    if penalised:
+        shown = ", ".join(f"{s} ({found[s].days_late}d, -{found[s].percent:g}%)" for s in penalised[:10])
+        lines.append(
+            f"  penalised: {len(penalised)} student(s), times from "
+            + ", ".join(f"{source} ({n})" for source, n in sorted(by_source.items()))
+            + f": {shown}{', ...' if len(penalised) > 10 else ''}"
+        )
+    else:
+        lines.append(f"  penalised: nobody ({len(times.times)} with a known time, none late)")
     if times.unknown:
         lines.append(
             f"  ignored {len(times.unknown)} timestamps row(s) of students without a submission: "
-            + ", ".join(times.unknown[:10])
+            + _students(times.unknown)
         )
     return lines
+
+
+def _students(students: list[str], shown: int = 10) -> str:
+    return ", ".join(clean_name(s) for s in students[:shown]) + (", ..." if len(students) > shown else "")
 
 
 def resume_advice(options: BatchOptions, seed: int) -> str:
@@ -191,7 +225,8 @@ def _run_locked(
     book = Gradebook(options.out / GRADEBOOK_NAME)
     try:
         killed = book.mark_killed()
-        seed = choose_seed(book, spec, options.seed, options.regrade)
+        chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
+        seed = chosen_seed.value
         lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
         chosen = chosen_students(options, book, spec.lab, discovery.submissions)
         if chosen is None:
@@ -201,7 +236,7 @@ def _run_locked(
         lateness = record_lateness(options, book, spec.lab, discovery.submissions)
         print(
             f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
-            f"with {executor.where}, seed {seed}",
+            f"with {executor.where}, seed {seed} ({chosen_seed.source})",
             file=stream,
         )
         for line in lateness:
@@ -233,7 +268,7 @@ def _run_locked(
 
         try:
             task = task or GradeTask(
-                lab.name, spec, seed, hidden=(folder, options.out.resolve()), temp_root=scratch, lab=lab
+                lab.name, spec, chosen_seed, hidden=(folder, options.out.resolve()), temp_root=scratch, lab=lab
             )
             executor.run([Job(s.student, s.path) for s in todo], task, deadline, record, progress.tick)
         except BaseException:
@@ -247,17 +282,15 @@ def _run_locked(
             raise
         progress.close()
         book.end_run(run_id, "complete")
-        grades = book.grades(spec.lab, [s.student for s in discovery.submissions])
-        summary = summarize(spec.lab, grades)
-        write_exports(
-            grades,
-            summary,
-            lab.bug_hints,
-            options.out,
-            options.show_hidden,
+        context = ExportContext(
+            tuple(s.student for s in discovery.submissions),
             {s.student: s.name for s in discovery.submissions},
-            discovery.skipped,
+            tuple(discovery.skipped),
+            options.show_hidden,
         )
+        book.save_export_context(spec.lab, context)
+        grades = publish(book, spec.lab, options.out, lab.bug_hints) or []
+        summary = summarize(spec.lab, grades)
         return BatchResult(
             run_id,
             seed,
@@ -268,6 +301,7 @@ def _run_locked(
             discovery.ignored,
             killed,
             class_insights(grades, lab.bug_hints),
+            chosen_seed.source,
         )
     finally:
         book.close()

@@ -1,6 +1,8 @@
-"""The class at a glance: how scores are spread, which checks fail most often, and which
-classic bugs (TestResult.diagnoses) explain them; as plain data and as a text table,
-with the class's misconceptions (insights.py) when given."""
+"""The class at a glance: how final scores are spread, whose scores were adjusted (late
+penalties, overrides: the numbers of adjustments.py) and whose submission time is
+unknown, which checks fail most often, and which classic bugs (TestResult.diagnoses)
+explain them; as plain data and as a text table, with the class's misconceptions
+(insights.py) when given."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..text import LINE_CHARS, clean_line
+from .adjustments import lateness, number
 from .gradebook import StoredGrade
 from .insights import ClassInsights, student_list
 
@@ -17,15 +20,45 @@ BIN_LABELS = tuple(f"{10 * i}-{10 * i + 9}%" for i in range(10)) + ("100%",)
 TOP = 10
 
 
+@dataclass(frozen=True)
+class AdjustedScore:
+    """A student whose final score is not the graded one: late, or overridden."""
+
+    student: str  # as stored (clean it to show it)
+    graded: float | None
+    max_score: float | None
+    lateness: str  # "2 days late", "on time", ... (adjustments.lateness)
+    penalty: float  # points off for lateness
+    override: str  # "set 20", "add 3" or ""
+    final: float | None
+
+    def cells(self) -> tuple[str, str, str, str, str, str]:
+        """student, graded, late, penalty, override, final: as every class-wide output shows them."""
+        return (
+            clean_line(self.student),
+            f"{number(self.graded)} / {number(self.max_score)}" if self.graded is not None else "not graded",
+            self.lateness,
+            f"-{number(self.penalty)}" if self.penalty else "",
+            self.override,
+            number(self.final),
+        )
+
+
+ADJUSTED_HEADER = ("student", "graded", "late", "penalty", "override", "final")
+
+
 @dataclass
 class ClassSummary:
     lab: str
-    scores: list[tuple[float, float]] = field(default_factory=list)  # (score, max) of each graded student
+    scores: list[tuple[float, float]] = field(default_factory=list)  # (final score, max) of each graded student
     errors: list[tuple[str, str]] = field(default_factory=list)  # (student, the machine problem): retried
     failed: list[tuple[str, str]] = field(default_factory=list)  # (student, why grading this file failed)
     histogram: list[tuple[str, int]] = field(default_factory=list)  # (percent range, students)
     failing_checks: list[tuple[str, int]] = field(default_factory=list)  # (test name, students failing it)
     diagnoses: list[tuple[str, int]] = field(default_factory=list)  # (classic bug, students)
+    graded_scores: list[float] = field(default_factory=list)  # the graded score of each graded student
+    adjusted: list[AdjustedScore] = field(default_factory=list)  # late or overridden, by student
+    time_unknown: list[str] = field(default_factory=list)  # a deadline, but no known submission time
 
 
 def score_bin(score: float, most: float) -> int:
@@ -41,12 +74,29 @@ def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSumma
     failing: Counter[str] = Counter()
     bugs: Counter[str] = Counter()
     for grade in grades:
+        mark, penalty, override = grade.mark, grade.penalty, grade.override
+        if override is not None or (penalty is not None and mark.penalty_points > 0):
+            summary.adjusted.append(
+                AdjustedScore(
+                    grade.student,
+                    mark.raw,
+                    mark.max_score,
+                    lateness(penalty),
+                    mark.penalty_points,
+                    override.describe() if override else "",
+                    mark.final,
+                )
+            )
+        if penalty is not None and penalty.time_unknown:
+            summary.time_unknown.append(grade.student)
         if grade.report is None:
             (summary.errors if grade.machine else summary.failed).append((grade.student, grade.error or "not graded"))
             continue
         report = grade.report
-        summary.scores.append((report.score, report.max_score))
-        bins[score_bin(report.score, report.max_score)] += 1
+        final = report.score if mark.final is None else mark.final
+        summary.scores.append((final, report.max_score))
+        summary.graded_scores.append(report.score)
+        bins[score_bin(final, report.max_score)] += 1
         # tests that never ran (the submission did not load) are not failing checks: the
         # `load` test says why, once per student
         failing.update({t.name for t in report.tests if not t.passed and not t.not_run})
@@ -69,15 +119,15 @@ def summary_text(summary: ClassSummary, hints: Mapping[str, str], insights: Clas
     if summary.scores:
         points = [s for s, _ in summary.scores]
         most = max(m for _, m in summary.scores)
-        lines.append(
-            f"  score: mean {statistics.mean(points):.1f}, median {statistics.median(points):g}, "
-            f"min {min(points):g}, max {max(points):g} (out of {most:g})"
-        )
+        lines.append(f"  {'final score' if summary.adjusted else 'score'}: {spread(points)} (out of {most:g})")
+        if summary.adjusted:
+            lines.append(f"  as graded: {spread(summary.graded_scores)}")
         lines.append("")
         lines.append(f"  {'score':<9}{'students':>8}")
         widest = max(n for _, n in summary.histogram) or 1
         for label, count in summary.histogram:
             lines.append(f"  {label:<9}{count:>8}  {'#' * round(20 * count / widest)}")
+    lines += adjusted_text(summary)
     if summary.failing_checks:
         lines += ["", f"  {'most frequent failing checks':<40}{'students':>8}"]
         lines += [f"  {name:<40}{count:>8}" for name, count in summary.failing_checks]
@@ -97,6 +147,37 @@ def summary_text(summary: ClassSummary, hints: Mapping[str, str], insights: Clas
         ]
         lines += [f"    {clean_line(student)}: {clean_line(why, LINE_CHARS)}" for student, why in summary.failed]
     return "\n".join(lines)
+
+
+def spread(points: list[float]) -> str:
+    """Mean, median, min and max of some scores."""
+    return (
+        f"mean {statistics.mean(points):.1f}, median {statistics.median(points):g}, "
+        f"min {min(points):g}, max {max(points):g}"
+    )
+
+
+ADJUSTED_SHOWN = 20  # rows of the adjusted table in the terminal and summary.txt (class.html has all)
+
+
+def adjusted_text(summary: ClassSummary) -> list[str]:
+    """The students whose final score differs from the graded one, with every number, and
+    those whose submission time is unknown (never penalised)."""
+    lines = []
+    if summary.adjusted:
+        rows = [ADJUSTED_HEADER, *(a.cells() for a in summary.adjusted[:ADJUSTED_SHOWN])]
+        widths = [min(40, max(len(row[i]) for row in rows)) for i in range(len(ADJUSTED_HEADER))]
+        lines += ["", "  adjusted scores (final: the graded score less the late penalty, then the override):"]
+        lines += ["    " + "  ".join(cell[:40].ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        if len(summary.adjusted) > ADJUSTED_SHOWN:
+            lines.append(f"    ... and {len(summary.adjusted) - ADJUSTED_SHOWN} more (grades.csv, class.html)")
+    if summary.time_unknown:
+        lines += [
+            "",
+            f"  time unknown (a deadline but no known submission time; not penalised): "
+            f"{clean_line(student_list(tuple(clean_line(s) for s in summary.time_unknown)), LINE_CHARS)}",
+        ]
+    return lines
 
 
 def _short(text: str, width: int = 70) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..grading import grade_submission
 from ..labs import Lab, get_lab
 from ..results import GradeReport
+from ..seeding import Seed
 from ..spec import Spec
 from .discovery import clean_name
 
@@ -43,7 +44,7 @@ class GradeTask:
 
     lab_name: str
     spec: Spec
-    seed: int
+    seed: Seed  # the class's (secret: the feedback never shows its number)
     hidden: tuple[Path, ...] = field(default=(), kw_only=True)  # the class and output folders: no student looks in
     temp_root: Path | None = field(default=None, kw_only=True)  # the run's temporary folder (see scratch.py)
     # the lab itself, when its name alone can't bring it back in another process or on a

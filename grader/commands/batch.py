@@ -55,10 +55,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     batch.add_argument(
         "--seed",
         type=int,
-        help="seed of the random cases (default: the last run's, so a rerun continues it; "
-        "fresh for the first run and with --regrade)",
+        help="seed of the random cases (default: the last run's, so a rerun continues it; for the first run "
+        "and with --regrade: `seed:` of abgrade.yaml, else a fresh one, kept in the gradebook)",
     )
-    batch.add_argument("--regrade", action="store_true", help="grade every submission again, even unchanged ones")
+    batch.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every submission again, even unchanged ones (not with the last run's seed)",
+    )
     batch.add_argument("--show-hidden", action="store_true", help="feedback files show hidden tests' details too")
     again = batch.add_argument_group("grading some students again (with the seed of the class's last run)")
     again.add_argument(
@@ -94,15 +98,33 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="the LMS's submission times: a CSV with columns student,submitted_at (ISO 8601)",
     )
     late.add_argument(
-        "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` (default: the nearest)"
+        "--times-from",
+        choices=("mtime",),
+        help="where no timestamps file or LMS file name gives a student's time, take the file's modification "
+        "time (right only if unzipping kept the LMS's times; never after a plain cp); without it such a "
+        "student's time is unknown and not penalised",
+    )
+    late.add_argument(
+        "--config", type=Path, metavar="FILE", help="abgrade.yaml with `deadlines:` and `seed:` (default: the nearest)"
     )
     batch.set_defaults(run=run)
 
 
 def late_policy(args: argparse.Namespace, lab_name: str | None = None) -> LatePolicy | None:
     """The late policy from the options, else from abgrade.yaml (`deadlines.LAB`, by the
-    lab's name: `lab_name` for a lab folder), else None. Mistakes are one line naming the
-    option, or the config file, line and field."""
+    lab's name: `lab_name` for a lab folder), else None; with `--times-from` (for either).
+    Mistakes are one line naming the option, or the config file, line and field."""
+    from dataclasses import replace
+
+    policy = _stated_policy(args, lab_name)
+    if args.times_from is not None:
+        if policy is None:
+            raise UsageError("--times-from needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
+        policy = replace(policy, times_from=args.times_from)
+    return policy
+
+
+def _stated_policy(args: argparse.Namespace, lab_name: str | None = None) -> LatePolicy | None:
     from ..batch.late import PolicyError, parse_policy
     from ..course.config import ConfigError, deadline_fields, find_config
     from ..spec.yaml_lines import line_of
@@ -159,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.pool import default_workers
     from ..batch.runner import BatchOptions, default_out, run_batch
     from ..batch.summary import summary_text
+    from ..course.config import nearest_config_seed
 
     if not args.folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder of submissions")
@@ -182,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timestamps is not None and policy is None:
         raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
     timestamps = read_timestamps(args.timestamps) if args.timestamps is not None else None
+    configured_seed = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
     out = args.out or default_out(args.folder)
     options = BatchOptions(
         folder=args.folder,
@@ -196,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         failed_only=args.failed_only,
         late=policy,
         timestamps=timestamps,
+        configured_seed=configured_seed,
     )
     if args.scheduler:
         from ..batch.dask_pool import DaskUnavailable, connect
@@ -222,8 +247,8 @@ def run(args: argparse.Namespace) -> int:
         print("\n  not graded (fix the folder and run again):")
         print("\n".join(f"    {problem}" for problem in result.problems))
     print(
-        f"\n{result.graded_now} graded now, {result.found - result.graded_now} up to date; seed {result.seed}; "
-        f"run {result.run_id}"
+        f"\n{result.graded_now} graded now, {result.found - result.graded_now} up to date; seed {result.seed} "
+        f"({result.seed_source}); run {result.run_id}"
     )
     if result.ignored:
         print(

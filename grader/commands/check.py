@@ -31,6 +31,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--config", type=Path, help="the config file (default: the nearest abgrade.yaml)")
     check.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML here (for CI)")
     check.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the random cases, where a spec makes them visible (default: abgrade.yaml's `seed:`, "
+        "else the spec's own)",
+    )
+    check.add_argument(
         "--init-ci", action="store_true", help=f"write the GitHub Actions workflow to {WORKFLOW_PATH} and stop"
     )
     check.add_argument("--force", action="store_true", help="with --init-ci: overwrite an existing workflow")
@@ -48,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         return _init_ci(args.force, args.package)
     if args.package:
         raise UsageError("--package goes with --init-ci")
-    from ..course.config import select_labs
+    from ..course.config import nearest_config_seed, select_labs
     from ..course.junit import write_junit
     from ..course.visible import check_lab
     from ..report.terminal import summary
@@ -58,9 +64,10 @@ def run(args: argparse.Namespace) -> int:
     ]
     for entry in entries:  # every path first: a typo stops the check before anything runs
         check_submission_path(entry.submission)
+    configured = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
     reports = []
     for entry in entries:
-        report = check_lab(entry)
+        report = check_lab(entry, args.seed, configured)
         reports.append(report)
         print(summary(report, color=sys.stdout.isatty()))
         print()

@@ -23,7 +23,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     grade.add_argument(
         "--html", type=Path, metavar="OUT", help="write a self-contained HTML report here (pictures of each case)"
     )
-    grade.add_argument("--seed", type=int, help="seed of the random cases (default: fresh each run)")
+    grade.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the random cases (default: `seed:` of the nearest abgrade.yaml, else the spec's own: "
+        "the same cases on every run)",
+    )
+    grade.add_argument("--config", type=Path, metavar="FILE", help="abgrade.yaml with `seed:` (default: the nearest)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
     grade.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
     grade.add_argument("--verbose", "-v", action="store_true", help="show every failure in full (default: <= 40 lines)")
@@ -42,14 +48,18 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     try:
+        from ..course.config import nearest_config_seed
         from ..grading import grade_submission
+        from ..seeding import chosen_seed
 
         lab, spec = load_lab(args.lab, args.spec)
+        configured = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
+        seed = chosen_seed(args.seed, configured, spec)
     except BaseException:
         if early is not None:
             early.close()
         raise
-    report = grade_submission(args.submission, lab, spec, seed=args.seed, session=early)
+    report = grade_submission(args.submission, lab, spec, seed=seed, session=early)
 
     from ..report.gradescope import write_results_json
     from ..report.html import write_html

@@ -1,8 +1,10 @@
 """`abgrade gradebook show|override|export`: the instructor's work on a batch's gradebook
-after grading: look at it, override a score (with who, when and why), and export final
-scores for an LMS. The gradebook is found with `--book` (the batch's output folder or
-its gradebook.sqlite), else in the current folder or the one `*-abgrade` folder in it;
-the lab with `--lab`, needed only when the gradebook holds several."""
+after grading: look at it, override a score (with who, when and why: grades.csv, the
+student's feedback and the class pages are rewritten at once), and export final scores
+for an LMS. Every number is adjustments.py's final score. The gradebook is found with
+`--book` (the batch's output folder or its gradebook.sqlite), else in the current folder
+or the one `*-abgrade` folder in it; the lab with `--lab`, needed only when the gradebook
+holds several."""
 
 from __future__ import annotations
 
@@ -116,11 +118,14 @@ def known_student(book: Gradebook, lab: str, student: str) -> None:
 
 
 def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+    from ..batch.adjustments import number
+
+    return number(value)
 
 
 def grade_record(grade: StoredGrade, history: list | None = None) -> dict[str, Any]:
     """One student's grade as plain data (every student-side string cleaned)."""
+    from ..batch.adjustments import lateness
     from ..text import LINE_CHARS, clean_line
 
     mark, penalty, override = grade.mark, grade.penalty, grade.override
@@ -138,10 +143,12 @@ def grade_record(grade: StoredGrade, history: list | None = None) -> dict[str, A
         "error": None if grade.error is None else clean_line(grade.error, LINE_CHARS),
     }
     if penalty is not None:
+        known = not penalty.time_unknown
         record["penalty"] = {
-            "submitted_at": penalty.submitted_at,
+            "submitted_at": penalty.submitted_at if known else None,
             "source": penalty.source,
-            "days_late": penalty.days_late,
+            "late": lateness(penalty),  # "2 days late", "on time" or "time unknown"
+            "days_late": penalty.days_late if known else None,
             "percent": penalty.percent,
             "points": mark.penalty_points,
             "policy": penalty.policy,
@@ -186,7 +193,7 @@ def table_text(records: list[dict[str, Any]]) -> str:
                 r["status"],
                 _number(r["score"]),
                 _number(r["max_score"]),
-                f"{penalty['days_late']}d" if penalty and penalty["days_late"] else "",
+                _late_cell(penalty),
                 f"-{_number(penalty['points'])}" if penalty and penalty["points"] else "",
                 f"{override['mode']} {_number(override['points'])}" if override else "",
                 _number(r["final"]),
@@ -194,6 +201,12 @@ def table_text(records: list[dict[str, Any]]) -> str:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+
+
+def _late_cell(penalty: dict[str, Any] | None) -> str:
+    if penalty is None or penalty["late"] == "on time":
+        return ""
+    return "time unknown" if penalty["days_late"] is None else f"{penalty['days_late']}d"
 
 
 def student_text(record: dict[str, Any]) -> str:
@@ -204,7 +217,10 @@ def student_text(record: dict[str, Any]) -> str:
         f"score     {_number(record['score'])} / {_number(record['max_score'])} (as graded {record['graded_at']})",
     ]
     penalty = record["penalty"]
-    if penalty is not None:
+    if penalty is not None and penalty["days_late"] is None:
+        lines.append("submitted time unknown: no source named for it had this student's time; not penalised")
+        lines.append(f"policy    {penalty['policy']}")
+    elif penalty is not None:
         late = (
             f"late by {penalty['days_late']} day(s): -{penalty['percent']:g}%, -{_number(penalty['points'])} points"
             if penalty["days_late"]
@@ -287,19 +303,55 @@ def run_override(args: argparse.Namespace) -> int:
         mark = grade.mark
         if not args.remove:
             print(f"override of {student} (lab {lab}): {grade.override.describe() if grade.override else ''}")
-        print(
-            f"  graded {_number(mark.raw)} / {_number(mark.max_score)}, penalty {_number(mark.penalty_points)}, "
-            f"final {_number(mark.final) or 'none'}"
-        )
+        print(f"  {mark_line(grade)}")
         if mark.max_score is not None and mark.final is not None and mark.final > mark.max_score:
             print(f"  note: the final score is above the maximum ({mark.max_score:g})")
-        print(
-            "  grades.csv and the feedback show it after the next `abgrade batch` of the class (it grades "
-            "nothing new); `abgrade gradebook export` has it now"
-        )
+        print(f"  {republish(book, lab, args.student, graded=grade.report is not None)}")
     finally:
         book.close()
     return EXIT_OK
+
+
+def mark_line(grade: StoredGrade) -> str:
+    """Graded score, lateness and penalty, override, final: one line for the terminal."""
+    from ..batch.adjustments import lateness
+
+    mark, penalty, override = grade.mark, grade.penalty, grade.override
+    late = lateness(penalty)
+    parts = [f"graded {_number(mark.raw) or 'none'} / {_number(mark.max_score) or 'none'}"]
+    if late:
+        parts.append(f"{late}, penalty -{_number(mark.penalty_points)}" if mark.penalty_points else late)
+    parts.append(f"override {override.describe()}" if override else "no override")
+    parts.append(f"final {_number(mark.final) or 'none'}")
+    return ", ".join(parts)
+
+
+def republish(book: Gradebook, lab: str, student: str, graded: bool = True) -> str:
+    """Rewrite the exports the override changes (grades.csv, the student's feedback, the
+    class pages) as the last batch wrote them; what was done, as one line."""
+    from .. import registry
+    from ..batch.exports import feedback_names, publish
+    from ..batch.lock import GradebookBusy, gradebook_lock
+
+    found = registry.find(lab)
+    hints = dict(found.bug_hints) if found is not None else {}
+    out = book.path.parent
+    try:
+        with gradebook_lock(out):  # never two writers of one export folder
+            published = publish(book, lab, out, hints, feedback_for=[student])
+    except GradebookBusy:
+        return (
+            f"a batch is grading into {out} now: when it ends it rewrites grades.csv, the feedback and the "
+            "class pages, with this override"
+        )
+    if published is None:
+        return (
+            f"{out}: its exports were written by an abgrade that kept no record of them; the next "
+            "`abgrade batch` of the class rewrites them (it grades nothing new); `abgrade gradebook export` has it now"
+        )
+    name = feedback_names([student])[student].removesuffix(".md")
+    pages = f"feedback/{name}.md" + (" and .html" if graded else "")
+    return f"rewrote {out}/grades.csv, {pages}, summary.txt, summary.svg, class.html"
 
 
 # --- export -------------------------------------------------------------------------

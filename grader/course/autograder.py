@@ -5,12 +5,18 @@ load) is a graded result with a clear message, never a crash: Gradescope then sh
 student 0 out of the full score and why.
 
 Spec visibilities are Gradescope's own values (visible, hidden, after_due_date,
-after_published) and are written as they are; hidden cases run here, with a fresh seed."""
+after_published) and are written as they are. Hidden cases run here, drawn from the seed
+that `abgrade gradescope build` put in the bundle's settings: the same for every run of
+the bundle, so that a resubmission of the same code gets the same cases and score. The
+settings live in ROOT/source, which setup.sh makes root-only and the sandbox hides from the
+student's process; results.json never shows the seed, nor what the student's code printed
+during hidden cases."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from ..grading import SUPPORTED_SUFFIXES, grade_submission
@@ -18,6 +24,7 @@ from ..lab_setup import load_lab
 from ..labs import Lab
 from ..report.gradescope import results_json
 from ..results import GradeReport
+from ..seeding import Seed, seed_problem, spec_seed
 from ..spec import Spec, SpecError
 from .gradescope_bundle import SETTINGS_FILE
 
@@ -56,25 +63,27 @@ def _ignored(relative: Path) -> bool:
     return any(part.startswith(".") or part in _IGNORED_FOLDERS for part in relative.parts)
 
 
-def unloadable_report(folder: Path, lab: Lab, spec: Spec, problem: str) -> GradeReport:
+def unloadable_report(folder: Path, lab: Lab, spec: Spec, problem: str, seed: Seed | None = None) -> GradeReport:
     """The report of a submission that can't be graded at all: the pipeline's own failed
     report of the folder (load fails, every test points at load, the full maximum), with
     `problem` as the load test's message."""
-    report = grade_submission(folder, lab, spec)
+    report = grade_submission(folder, lab, spec, seed=seed)
     for test in report.tests:
         if test.kind == "load":
             test.output = problem
     return report
 
 
-def run_autograder(root: Path, lab_name: str | None = None, spec_file: Path | None = None) -> dict:
+def run_autograder(
+    root: Path, lab_name: str | None = None, spec_file: Path | None = None, seed: int | None = None
+) -> dict:
     """Grade `root/submission`, write `root/results/results.json`, return what was written.
-    `lab_name` and `spec_file` default to the bundle's settings. If the autograder itself is
-    broken (bad settings or spec, a bug), results.json says so and the error is re-raised
-    for Gradescope's log."""
+    `lab_name`, `spec_file` and `seed` default to the bundle's settings. If the autograder
+    itself is broken (bad settings or spec, a bug), results.json says so and the error is
+    re-raised for Gradescope's log."""
     target = root / "results" / "results.json"
     try:
-        results = _graded(root, lab_name, spec_file)
+        results = _graded(root, lab_name, spec_file, seed)
     except Exception as exc:
         _write(target, {"score": 0.0, "output": f"The autograder failed (tell your instructor): {exc}", "tests": []})
         raise
@@ -82,7 +91,7 @@ def run_autograder(root: Path, lab_name: str | None = None, spec_file: Path | No
     return results
 
 
-def _graded(root: Path, lab_name: str | None, spec_file: Path | None) -> dict:
+def _graded(root: Path, lab_name: str | None, spec_file: Path | None, given: int | None) -> dict:
     source = root / "source"
     settings = _settings(source)
     if lab_name is None and settings.get("folder"):
@@ -93,13 +102,35 @@ def _graded(root: Path, lab_name: str | None, spec_file: Path | None) -> dict:
     if spec_file is None and settings.get("spec"):
         spec_file = source / settings["spec"]
     lab, spec = load_lab(lab_name, spec_file)
+    seed = bundle_seed(source, settings, spec, given)
     folder = root / "submission"
     try:
-        # the student's process must not read the bundle (wheel, spec) nor the results
-        report = grade_submission(find_submission(folder), lab, spec, hidden=(source, root / "results"))
+        # the student's process must not read the bundle (wheel, spec, seed) nor the results
+        report = grade_submission(find_submission(folder), lab, spec, seed=seed, hidden=(source, root / "results"))
     except NoSingleSubmission as problem:
-        report = unloadable_report(folder, lab, spec, str(problem))
-    return results_json(report)
+        report = unloadable_report(folder, lab, spec, str(problem), seed)
+    return results_json(report, for_students=True)
+
+
+def bundle_seed(source: Path, settings: dict, spec: Spec, given: int | None = None) -> Seed:
+    """The seed of every run of this bundle: `given` (`gradescope run --seed`), else the one
+    drawn when the bundle was built. A bundle built before bundles carried one falls back to
+    the spec's own seed, still the same on every run, but one that anyone with abgrade can
+    compute: said in Gradescope's log. Secret either way: results.json never shows it."""
+    if given is not None:
+        return Seed(given, "given with --seed", secret=True)
+    value = settings.get("seed")
+    if value is None:
+        print(
+            f"abgrade: {source / SETTINGS_FILE} holds no seed (a bundle built before abgrade drew one): the random "
+            "cases use the spec's own seed, which students with abgrade can compute; rebuild the bundle",
+            file=sys.stderr,
+        )
+        return Seed(spec_seed(spec).value, "the spec's own", secret=True)
+    problem = seed_problem(value)
+    if problem:
+        raise SpecError(str(source / SETTINGS_FILE), None, "seed", problem)
+    return Seed(value, "the bundle's", secret=True)
 
 
 def _write(target: Path, results: dict) -> None:

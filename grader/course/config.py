@@ -18,6 +18,11 @@ are checked by grader/batch/late.py; `deadline_fields` hands them over with thei
 
     deadlines:
       tree: {due: "2026-03-01T23:59:00+01:00", grace: 15m, per_day: 10, cap: 50}
+
+and the seed of the random cases (`grade`, `check`, and a batch's first run), instead of
+the spec's own (`grade`, `check`) or a fresh one (a batch):
+
+    seed: 20260301
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ from typing import Any, cast
 from ..lab_setup import UsageError
 from ..labs import lab_names
 from ..registry import folder_of
+from ..seeding import seed_problem
 from ..spec import SpecError
 from ..spec.yaml_lines import LineDict, line_of, read_yaml_file
 
 CONFIG_NAME = "abgrade.yaml"
-_TOP_FIELDS = ("labs", "deadlines")
+_TOP_FIELDS = ("labs", "deadlines", "seed")
 _LAB_FIELDS = ("submission", "spec", "lab")
 
 
@@ -133,11 +139,34 @@ def read_config(path: Path) -> LineDict:
     shown = str(path)
     _, raw = read_yaml_file(path, shown, "config", ConfigError)
     if not isinstance(raw, LineDict):
-        raise ConfigError(shown, 1, "config", f"must be a YAML mapping with the keys {' and '.join(_TOP_FIELDS)}")
+        raise ConfigError(shown, 1, "config", f"must be a YAML mapping with the keys {', '.join(_TOP_FIELDS)}")
     for key in raw:
         if key not in _TOP_FIELDS:
             raise ConfigError(shown, line_of(raw, key), str(key), f"unknown field; expected {', '.join(_TOP_FIELDS)}")
     return raw
+
+
+def config_seed(path: Path) -> int | None:
+    """abgrade.yaml's `seed:` (None when it has none); a bad value is reported at its line."""
+    raw = read_config(path)
+    if "seed" not in raw:
+        return None
+    value = raw["seed"]
+    problem = seed_problem(value)
+    if problem:
+        raise ConfigError(str(path), line_of(raw, "seed"), "seed", problem)
+    return value
+
+
+def nearest_config_seed(config: Path | None, start: Path) -> int | None:
+    """The seed of `config`, else of the nearest abgrade.yaml above `start` (None: no
+    config, or no `seed:` in it)."""
+    path = config or find_config(start)
+    if path is None:
+        return None
+    if not path.is_file():
+        raise UsageError(f"{path}: no such config file")
+    return config_seed(path)
 
 
 def deadline_fields(path: Path, lab: str) -> LineDict | None:

@@ -3,8 +3,11 @@
 - `setup.sh`: installs abgrade from the bundled wheel (run once when the image is built);
 - `run_autograder`: grades the submission and writes results.json (`autograder.py`);
 - `abgrade-<version>-py3-none-any.whl`: grader, reference and the specs, nothing else;
-- `abgrade-autograder.json`: which lab to grade, and the course's spec if one was given
-  (as `spec.yaml`; without it the spec inside the wheel is used);
+- `abgrade-autograder.json`: which lab to grade, the course's spec if one was given
+  (as `spec.yaml`; without it the spec inside the wheel is used), and the seed of the
+  random cases, drawn once here (or given with `--seed`): every run of the bundle draws the
+  same hidden cases from it. The bundle is the instructor's: the seed must not reach
+  students (autograder.py never shows it; setup.sh closes the folder to them);
 - `lab/`, for a lab folder (game.py, reference.py, spec.yaml, ...): the folder's files,
   graded from there (the settings name the folder).
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 from ..lab_setup import UsageError, load_lab
 from ..paths import IS_CHECKOUT, PROJECT_DIR
 from ..registry import folder_of
+from ..seeding import draw_seed
 from .template_files import template_text
 
 SETTINGS_FILE = "abgrade-autograder.json"
@@ -41,11 +45,14 @@ class SpecDisagrees(UsageError):
     """A stored expectation of the spec is not what the reference computes (exit code 2)."""
 
 
-def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, wheel: Path | None = None) -> Path:
+def build_bundle(
+    lab_name: str, output: Path, spec_file: Path | None = None, wheel: Path | None = None, seed: int | None = None
+) -> Path:
     """Write the autograder zip for `lab_name` to `output`. The lab and spec are loaded and
     verified first (as `abgrade specs verify` does: every stored expectation recomputed with
     the reference), so that a broken spec or a wrong expectation fails here, not on every
-    student's submission on Gradescope."""
+    student's submission on Gradescope. `seed`: the random cases' seed (None: a fresh one,
+    drawn now and kept in the bundle)."""
     lab, spec = load_lab(lab_name, spec_file)
     problems = lab.verify(spec)
     if problems:
@@ -54,7 +61,11 @@ def build_bundle(lab_name: str, output: Path, spec_file: Path | None = None, whe
             "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  " + "\n  ".join(problems)
         )
     folder = folder_of(lab_name)
-    settings = {"lab": lab.name, "spec": BUNDLED_SPEC if spec_file else None}
+    settings = {
+        "lab": lab.name,
+        "spec": BUNDLED_SPEC if spec_file else None,
+        "seed": draw_seed() if seed is None else seed,
+    }
     if folder is not None:
         settings["folder"] = BUNDLED_LAB
     with tempfile.TemporaryDirectory(prefix="abgrade-bundle-") as temp:
@@ -86,7 +97,7 @@ def _folder_files(folder: Path) -> list[tuple[str, bytes]]:
 
 
 def _add(bundle: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
-    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # the same inputs give the same zip
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # the same inputs (and seed) give the same zip
     info.compress_type = zipfile.ZIP_DEFLATED
     info.external_attr = (0o100755 if executable else 0o100644) << 16
     bundle.writestr(info, data)

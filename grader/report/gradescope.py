@@ -12,15 +12,18 @@ from ..results import GradeReport, TestResult
 from ..text import OUTPUT_CHARS, utf8_safe
 
 
-def results_json(report: GradeReport) -> dict:
+def results_json(report: GradeReport, for_students: bool = False) -> dict:
+    """`for_students` (Gradescope): what the code printed during hidden cases is left out
+    (report.public_output), as the hidden tests' details are."""
     output = [f"abgrade, lab {report.lab}: {report.score:g}/{report.max_score:g}"]
     if report.load_notes:
         output.append("While loading the submission:\n" + "\n".join(f"  - {n}" for n in report.load_notes))
     if report.not_run:
         output.append(f"{len(report.not_run)} tests not run: the submission did not load (see the load test).")
     output += report.notes
-    if report.student_output.strip():
-        output.append("Your code printed:\n" + report.student_output[:OUTPUT_CHARS])
+    printed = report.output_for_students() if for_students else report.student_output
+    if printed.strip():
+        output.append("Your code printed:\n" + printed[:OUTPUT_CHARS])
     return {
         "score": round(report.score, 4),
         "max_score": round(report.max_score, 4),

@@ -14,7 +14,8 @@ what the lab draws (Lab.picture: e.g. `figure.tree-figure` or `div.boards`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
@@ -27,13 +28,28 @@ STUDENT_OUTPUT_LIMIT = 20_000
 WITHHELD = "Details are withheld until grades are published."
 
 
-def render_html(report: GradeReport, show_hidden: bool = False, hints: Mapping[str, str] | None = None) -> str:
-    """The whole page. `hints`: diagnosis name -> one-line hint (default: the lab's own)."""
+@dataclass(frozen=True)
+class FinalScore:
+    """The graded score after an instructor's adjustments (a batch's late penalty and
+    override, batch/adjustments.py), as a batch's feedback page shows it."""
+
+    final: float | None
+    items: Sequence[str]  # one plain sentence per adjustment, as in the Markdown feedback
+
+
+def render_html(
+    report: GradeReport,
+    show_hidden: bool = False,
+    hints: Mapping[str, str] | None = None,
+    adjusted: FinalScore | None = None,
+) -> str:
+    """The whole page. `hints`: diagnosis name -> one-line hint (default: the lab's own);
+    `adjusted`: the final score and what changed it, shown under the graded score."""
     hints = _lab_hints(report.lab) if hints is None else hints
     shown = [t for t in report.tests if show_hidden or t.visibility == "visible"]
     title = f"abgrade · {report.lab} · {Path(report.submission).name}"
     body = [
-        _header(report),
+        _header(report, adjusted),
         _scores(report),
         _load_notes(report),
         _diagnoses(shown, hints),
@@ -51,11 +67,15 @@ def render_html(report: GradeReport, show_hidden: bool = False, hints: Mapping[s
 
 
 def write_html(
-    report: GradeReport, path: Path, show_hidden: bool = False, hints: Mapping[str, str] | None = None
+    report: GradeReport,
+    path: Path,
+    show_hidden: bool = False,
+    hints: Mapping[str, str] | None = None,
+    adjusted: FinalScore | None = None,
 ) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report, show_hidden, hints), encoding="utf-8")
+    path.write_text(render_html(report, show_hidden, hints, adjusted), encoding="utf-8")
 
 
 def _lab_hints(lab: str) -> dict[str, str]:
@@ -63,15 +83,25 @@ def _lab_hints(lab: str) -> dict[str, str]:
     return dict(found.bug_hints) if found is not None else {}
 
 
-def _header(report: GradeReport) -> str:
+def _header(report: GradeReport, adjusted: FinalScore | None = None) -> str:
     state = "ok" if report.score == report.max_score else "fail"
+    if adjusted is None or not adjusted.items:
+        total = f'<p class="total {state}">Score {report.score:g} / {report.max_score:g}</p>'
+    else:
+        final = "none" if adjusted.final is None else f"{adjusted.final:g}"
+        items = "".join(f"<li>{escape(item)}</li>" for item in adjusted.items)
+        total = (
+            f'<p class="total graded {state}">Graded score {report.score:g} / {report.max_score:g}</p>'
+            f'<ul class="adjustments">{items}</ul>'
+            f'<p class="total final">Final score {final} / {report.max_score:g}</p>'
+        )
     return (
         '<header class="report-header">'
         '<div class="toolbar"><button type="button" onclick="setCases(true)">open all</button>'
         '<button type="button" onclick="setCases(false)">close all</button></div>'
         "<h1>abgrade report</h1>"
         f'<p class="meta">lab <b>{escape(report.lab)}</b> · <code>{escape(report.submission)}</code></p>'
-        f'<p class="total {state}">Score {report.score:g} / {report.max_score:g}</p></header>'
+        f"{total}</header>"
     )
 
 

@@ -14,6 +14,8 @@ code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; fon
 .meta { color: var(--muted); margin: 0; }
 .total { font-size: 20px; font-weight: 700; margin: 8px 0 0; }
 .total.ok { color: var(--ok); } .total.fail { color: var(--fail); }
+.total.graded { font-size: 16px; } .total.final { color: var(--ink); }
+ul.adjustments { margin: 4px 0; padding-left: 20px; }
 .toolbar { float: right; } .toolbar button { font: inherit; font-size: 13px; margin-left: 6px; cursor: pointer; }
 table.score-table { border-collapse: collapse; min-width: 460px; background: #fff; }
 .score-table th, .score-table td { padding: 4px 12px; border-bottom: 1px solid #e4e6ea; text-align: left; }

@@ -662,6 +662,11 @@ class NotebookSession(Session):
             self.outputs.append(_stream_text(self.notebook))
         super()._retire_worker()
 
+    def printed_so_far(self) -> str:
+        if self.worker is None:
+            return self.output
+        return self.output + _stream_text(self.notebook) + self.worker.output_text
+
 
 def _preload_source(modules: Sequence[tuple[str, str]]) -> str:
     """Code for the kernel's exec_lines that creates the lab's extra modules (ProbeSetup)

@@ -204,6 +204,11 @@ class Session:
     def output(self) -> str:
         return "".join(self.outputs)
 
+    def printed_so_far(self) -> str:
+        """What the student's code has printed up to now (retired workers', then the running
+        one's): taken before a hidden case is sent, it holds nothing of that case."""
+        return self.output + (self.worker.output_text if self.worker is not None else "")
+
     @property
     def isolation_note(self) -> str:
         return self.isolation.note(self.identity)

@@ -17,7 +17,8 @@ fi
 "$python" -m pip install ${ABGRADE_PIP_OPTIONS:-} "$root"/source/abgrade-*.whl
 "$python" -m grader --help >/dev/null
 # Student code runs as an unprivileged uid of abgrade's pool (no user account needed) and
-# must not read this bundle or the results: only root may enter them. Without namespaces
+# must not read this bundle (its settings hold the seed of the hidden random cases) or the
+# results: only root may enter them. Without namespaces
 # (Gradescope's containers may forbid them) abgrade keeps the student out of its own
 # package with ACLs, which need setfacl.
 mkdir -p "$root/results"

@@ -1,0 +1,238 @@
+"""A Gradescope bundle's hidden cases (issue 22, point 1): `gradescope build` draws a seed
+once and keeps it in the bundle's settings; every run of that bundle draws the same random
+cases from it, so five runs of one submission give the same tests and score (a correct
+and a buggy file of every lab); results.json never shows the seed, nor what the student's
+code printed during hidden cases; and a hostile submission that hunts the file system,
+the environment and /proc for it finds nothing, at every isolation level."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.course.autograder import run_autograder
+from grader.course.gradescope_bundle import SETTINGS_FILE
+from grader.sandbox import isolation as isolation_module
+from grader.sandbox.identity import grader_is_root
+from grader.seeding import spec_seed
+from grader.spec import load_spec, spec_path
+
+from .test_same_score import FIXTURES, LABS, comparable, spec_options
+
+HOSTILE = FIXTURES / "hostile"
+HAVE_NAMESPACES = isolation_module.detect_isolation().level == "namespaces"
+LEVELS = ["namespaces", "process"] if HAVE_NAMESPACES else ["process"]
+
+OUTSIDE_TMP = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+
+pytestmark = pytest.mark.usefixtures("grader_files_untouched")
+
+
+def abgrade(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def fake_wheel(tmp_path: Path) -> Path:
+    """`build --wheel` takes any file named like a wheel: these tests run the bundle's
+    grader from this checkout (test_gradescope_bundle.py installs a real one)."""
+    wheel = tmp_path / "abgrade-0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    return wheel
+
+
+def build(tmp_path: Path, lab: str, wheel: Path, *extra: object) -> Path:
+    """Build a bundle with the CLI and unpack it into a fresh fake /autograder, open to all
+    as Gradescope's is (the sandbox alone must hide its bundle), and outside /tmp, which the
+    namespaces level replaces with a private one (as it could not /autograder)."""
+    bundle = tmp_path / f"{lab}-{len(list(tmp_path.glob('*.zip')))}.zip"
+    built = abgrade("gradescope", "build", "--lab", lab, "-o", bundle, "--wheel", wheel, *extra)
+    assert built.returncode == 0, built.stderr
+    root = Path(tempfile.mkdtemp(prefix="abgrade-test-autograder-", dir=OUTSIDE_TMP))
+    root.chmod(0o755)
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    (root / "submission").mkdir()
+    return root
+
+
+@pytest.fixture
+def roots() -> Iterator[list[Path]]:
+    made: list[Path] = []
+    yield made
+    for root in made:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def settings_seed(root: Path) -> int:
+    return json.loads((root / "source" / SETTINGS_FILE).read_text())["seed"]
+
+
+def run_bundle(root: Path, submission: Path, **env: str) -> dict:
+    """One Gradescope run of `submission`, as run_autograder does it: a fresh process."""
+    shutil.rmtree(root / "submission")
+    (root / "submission").mkdir()
+    shutil.copyfile(submission, root / "submission" / submission.name)
+    done = abgrade("gradescope", "run", "--root", root, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_build_draws_a_seed_once_and_seed_fixes_it(tmp_path, fake_wheel, roots):
+    roots += [build(tmp_path, "tree", fake_wheel) for _ in range(2)]
+    first, second = (settings_seed(root) for root in roots)
+    assert isinstance(first, int) and first != second  # drawn at build time, one per bundle
+    roots.append(build(tmp_path, "tree", fake_wheel, "--seed", 31337))
+    assert settings_seed(roots[-1]) == 31337
+    bad = abgrade("gradescope", "build", "--lab", "tree", "-o", tmp_path / "x.zip", "--wheel", fake_wheel, "--seed", -1)
+    assert bad.returncode == 2 and bad.stderr.startswith("abgrade: --seed: must be a whole number from 0")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", list(LABS))
+def test_every_run_of_one_bundle_gives_the_same_tests_and_score(tmp_path, fake_wheel, roots, lab):
+    correct, buggy, runs = LABS[lab]
+    roots.append(root := build(tmp_path, lab, fake_wheel, *spec_options(lab, tmp_path)))
+    seed = str(settings_seed(root))
+    for name, full_marks in ((correct, True), (buggy, False)):
+        results = [run_bundle(root, FIXTURES / name) for _ in range(runs)]
+        seen = [comparable(r) for r in results]
+        assert all(one == seen[0] for one in seen), f"{name}: {[score for score, _ in seen]}"
+        assert (results[0]["score"] == results[0]["max_score"]) == full_marks, name
+        for written in results:
+            assert seed not in json.dumps(written), "results.json shows the bundle's secret seed"
+            assert "drawn from this assignment's own seed (not shown)" in written["output"]
+
+
+def test_the_bundle_seed_decides_the_random_cases(tmp_path, fake_wheel, roots):
+    """Two bundles (two seeds) grade one buggy file on other random cases; `run --seed`
+    overrides the bundle's and still doesn't show it."""
+    buggy = FIXTURES / "tree" / "bug_strict_cutoff.py"
+    roots += [build(tmp_path, "tree", fake_wheel, "--seed", seed) for seed in (5, 99)]
+    five, ninety_nine = (run_bundle(root, buggy) for root in roots)
+
+    def random_outputs(results: dict) -> list[str]:
+        return [t["output"] for t in results["tests"] if t["tags"][0] == "random"]
+
+    assert random_outputs(five) != random_outputs(ninety_nine)
+    done = abgrade("gradescope", "run", "--root", roots[0], "--seed", 99)
+    assert done.returncode == 0, done.stderr
+    overridden = json.loads((roots[0] / "results" / "results.json").read_text())
+    assert random_outputs(overridden) == random_outputs(ninety_nine)
+    assert "--seed" not in overridden["output"]
+
+
+def test_a_bundle_without_a_seed_uses_the_spec_seed_and_says_so_in_the_log(tmp_path, fake_wheel, roots):
+    roots.append(root := build(tmp_path, "tree", fake_wheel))
+    settings = json.loads((root / "source" / SETTINGS_FILE).read_text())
+    del settings["seed"]  # a bundle built by an abgrade before this one
+    (root / "source" / SETTINGS_FILE).write_text(json.dumps(settings))
+    (root / "submission" / "tree.py").write_text((FIXTURES / "tree" / "bug_strict_cutoff.py").read_text())
+    done = abgrade("gradescope", "run", "--root", root)
+    assert done.returncode == 0 and "holds no seed" in done.stderr and "rebuild the bundle" in done.stderr
+    old = json.loads((root / "results" / "results.json").read_text())
+    done = abgrade("grade", root / "submission" / "tree.py", "--lab", "tree", "--json", tmp_path / "local.json")
+    local = json.loads((tmp_path / "local.json").read_text())
+    assert comparable(old) == comparable(local)  # the spec's own seed, as `grade` uses
+    assert str(spec_seed(load_spec(spec_path("tree"))).value) not in old["output"]
+    settings["seed"] = "soon"
+    (root / "source" / SETTINGS_FILE).write_text(json.dumps(settings))
+    broken = abgrade("gradescope", "run", "--root", root)
+    assert broken.returncode != 0 and "seed: must be a whole number" in broken.stderr
+    assert "tell your instructor" in json.loads((root / "results" / "results.json").read_text())["output"]
+
+
+# A course spec with a visible case and a hidden one, and visible-or-not random cases; the
+# submission prints every node it is called on.
+SPEC_WITH_HIDDEN = """\
+lab: tree
+checks:
+  load: {points: 1}
+  value: {points: 2}
+  nodes: {points: 1}
+  pruned: {points: 2}
+  bounds: {points: 1}
+  random: {points: 1, visibility: after_published}
+  limits: {points: 1}
+random: {count: 2, branching: [1, 3], depth: [2, 3], values: int, value_range: [-9, 9], tie_rate: 0.3}
+cases:
+  - name: shown
+    graph: {shown_root: [shown_a, shown_b]}
+    terminal_nodes: {shown_a: 3, shown_b: 5}
+    expect: {value: 5, nodes: 3, pruned: []}
+  - name: secret
+    visibility: hidden
+    graph: {secret_root: [secret_a]}
+    terminal_nodes: {secret_a: 7}
+    expect: {value: 7, nodes: 2, pruned: []}
+"""
+
+
+def test_what_code_prints_during_hidden_cases_stays_out_of_results_json(tmp_path, fake_wheel, roots):
+    spec = tmp_path / "course.yaml"
+    spec.write_text(SPEC_WITH_HIDDEN)
+    printing = tmp_path / "tree.py"
+    printing.write_text(
+        "print('loading')\n"
+        + (FIXTURES / "tree" / "correct_fail_hard.py")
+        .read_text()
+        .replace("    if node in terminal_nodes:", "    print('visit', node)\n    if node in terminal_nodes:", 1)
+    )
+    roots.append(root := build(tmp_path, "tree", fake_wheel, "--spec", spec))
+    results = run_bundle(root, printing)
+    assert results["score"] == results["max_score"]
+    assert "Your code printed:\nloading\n" in results["output"] and "visit shown_root" in results["output"]
+    assert "secret" not in results["output"].replace("(not shown)", "")
+    assert "[what your code printed from the first hidden case on is not shown]" in results["output"]
+    visits = re.findall(r"visit (\S+)", results["output"])
+    assert visits and all(node.startswith("shown_") for node in visits), visits  # no random tree's nodes either
+    # on the student's own machine (`grade`), all of it
+    local = abgrade("grade", printing, "--lab", "tree", "--spec", spec, "--json", tmp_path / "local.json")
+    assert local.returncode == 0, local.stderr
+    assert "visit secret_root" in json.loads((tmp_path / "local.json").read_text())["output"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_student_cannot_find_the_bundle_seed(tmp_path, fake_wheel, roots, level):
+    """The hunt is told what to look for; the same hunt finds a copy of the seed planted in
+    a folder the student may read (so a NOT-FOUND means hidden, not a blind hunt)."""
+    if level == "process" and not grader_is_root():
+        pytest.skip("at the process level only a root grader keeps the student out of its files")
+    roots.append(root := build(tmp_path, "tree", fake_wheel))
+    seed = str(settings_seed(root))
+    text = (HOSTILE / "hunts_for_seed.py").read_text()
+    hunt = tmp_path / "hunt.py"
+    hunt.write_text(text.replace("@SEED_HEX_REVERSED@", seed.encode()[::-1].hex()).replace("@ROOT@", str(root)))
+    assert seed not in hunt.read_text()
+    env = {"ABGRADE_ISOLATION": "process" if level == "process" else ""}
+    results = run_bundle(root, hunt, **env)
+    assert "SEED-NOT-FOUND" in results["output"] and "SEED-FOUND" not in results["output"], results["output"]
+    assert results["score"] == results["max_score"]
+    assert seed not in json.dumps(results)
+
+    (root / "readable.txt").write_text(f"seed {seed}\n")  # the control: where a student may read
+    results = run_bundle(root, hunt, **env)
+    assert "SEED-FOUND" in results["output"] and "readable.txt" in results["output"], results["output"]
+
+
+def test_run_autograder_in_process_uses_the_bundle_seed(tmp_path, fake_wheel, roots):
+    """The function Gradescope's run ends in, called twice on one bundle."""
+    roots.append(root := build(tmp_path, "tree", fake_wheel))
+    (root / "submission" / "tree.py").write_text((FIXTURES / "tree" / "bug_strict_cutoff.py").read_text())
+    assert comparable(run_autograder(root)) == comparable(run_autograder(root))
