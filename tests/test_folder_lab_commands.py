@@ -140,14 +140,14 @@ def test_a_gradescope_bundle_carries_the_lab_folder_and_grades_from_it(course: P
     wheel = tmp_path / "abgrade-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as fake:
         fake.writestr("placeholder.txt", "the grader's wheel would be here")
-    bundle = build_bundle(str(course / "labs" / "nim"), tmp_path / "autograder.zip", wheel=wheel)
+    bundle = build_bundle(str(course / "labs" / "nim"), tmp_path / "autograder.zip", wheel=wheel, seed=7)
     root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as archive:
         names = archive.namelist()
         archive.extractall(root / "source")
     assert {"lab/game.py", "lab/reference.py", "lab/spec.yaml", "lab/bugs/no_pruning.py"} <= set(names)
     settings = json.loads((root / "source" / SETTINGS_FILE).read_text())
-    assert settings == {"lab": "nim", "spec": None, "folder": "lab"}
+    assert settings == {"lab": "nim", "spec": None, "seed": 7, "folder": "lab"}
     (root / "submission").mkdir()
     shutil.copyfile(NIM_FIXTURES / "correct_helpers.py", root / "submission" / "nim_lab.py")
     results = run_autograder(root)
