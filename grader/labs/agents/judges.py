@@ -4,7 +4,7 @@ verdicts per check kind, against expectations stored in the spec and the referen
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reference.agents import BoundRequirement, action_payoffs, immediate_wins
@@ -59,7 +59,7 @@ def judge_position(observed: list[dict], plan: PositionPlan) -> Judgement:
         verdicts["speedup"] = _speedup(agent, plan)
     if any(not v.passed for v in verdicts.values()):
         named = tuple(sorted(bugs() or ()))
-        verdicts = {k: v if v.passed else Verdict.fail(v.message, named) for k, v in verdicts.items()}
+        verdicts = {k: v if v.passed else v.with_diagnoses(named) for k, v in verdicts.items()}
     return Judgement(verdicts, bugs)
 
 
@@ -76,7 +76,7 @@ def _value(search: dict, plan: PositionPlan) -> Verdict:
     if search.get("error"):
         return _raised(text, search, plan)
     verdict = check_value(search.get("returned"), plan.expect["payoff"], text)
-    return verdict if verdict.passed else Verdict.fail(verdict.message + _where(plan))
+    return verdict if verdict.passed else replace(verdict, message=verdict.message + _where(plan))
 
 
 def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdict:
@@ -99,11 +99,12 @@ def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdi
                     search_replays(position, plan.alpha, plan.beta) if which == "search" else agent_replays(position)
                 )
                 matching = same_count(replays, steps)
-            note = count_hint(steps, expected, matching)
+            same, hint = count_hint(steps, expected, matching)
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
-                f"cut-off when alpha >= -beta) makes {expected:,}.\n{note}{changed}{_where(plan)}"
+                f"cut-off when alpha >= -beta) makes {expected:,}.{same}{changed}{_where(plan)}",
+                hint=hint,
             )
         lines.append(f"{text}: {steps:,} step calls")
     return Verdict.ok("; ".join(lines) + ", as the chapter's algorithm makes.")
@@ -156,12 +157,12 @@ def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
     if saving >= plan.min_saving:
         return Verdict.ok(said)
     hint = (
-        " That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
+        "That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
         "improvement as the mover's bound."
         if steps >= unpruned
         else ""
     )
-    return Verdict.fail(said + hint)
+    return Verdict.fail(said, hint=hint)
 
 
 def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
+from reference.connect4_search import ACCEPTED, FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
 from reference.games import connect4
 
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
-from .cases import GAME
+from .cases import GAME, variant_counts
 from .hints import COUNT_BUGS, board_of, drawn
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
@@ -190,10 +190,37 @@ def entry_problem(entry: Any, memo: dict, boards: dict, game: Any, deepest: int)
     return said
 
 
+# the accepted searches (reference.connect4_search.ACCEPTED) as the nodes check names them
+ACCEPTED_SAY = {
+    "seed": "the course's code with heapq",
+    "sorted": "sorted with a key",
+    "fail_hard": "fail-hard",
+    "sorted_fail_hard": "sorted and fail-hard",
+    "previous_round_order": "ordered by the previous round's values",
+}
+
+
+def accepted_pairs(State: tuple, limit: int) -> dict[str, tuple[int, int]]:
+    """Each accepted search's next_states counts, (cold, warm): worked out only when a count
+    fails, to say which count belongs to which search."""
+    cold = variant_counts(State, limit, False, ACCEPTED)
+    warm = variant_counts(State, limit, True, ACCEPTED)
+    return {name: (cold[name], warm[name]) for name in ACCEPTED}
+
+
 def judge_nodes(
-    cold: dict, warm: dict, expected_cold: list, expected_warm: list, text: str, State: tuple, limit: int, counts: Any
+    cold: dict,
+    warm: dict,
+    expected_cold: list,
+    expected_warm: list,
+    text: str,
+    State: tuple,
+    limit: int,
+    counts: Any,
+    accepted: Callable[[], dict[str, tuple[int, int]]] | None = None,
 ) -> Verdict:
-    """`counts()` -> the counts of the COUNT_BUGS searches, cold and warm (only on failure)."""
+    """`counts()` -> the counts of the COUNT_BUGS searches, cold and warm; `accepted()` ->
+    the accepted searches' (default: worked out here); both asked only on failure."""
     for call in (cold, warm):
         if failed(call):
             return raised(call, text, State)
@@ -201,30 +228,69 @@ def judge_nodes(
     if seen_cold in expected_cold and seen_warm in expected_warm:
         return Verdict.ok(
             f"{text} called next_states {seen_cold:,} times on an empty cache and {seen_warm:,} times on a warm one, "
-            f"as an accepted search does."
+            f"counts of the accepted searches."
         )
+    pairs = (accepted or (lambda: accepted_pairs(State, limit)))()
     lines = [
-        f"{text} called next_states {seen_cold:,} times on an empty cache; the accepted searches call it "
-        f"{' or '.join(f'{c:,}' for c in expected_cold)} times.",
-        f"After evaluate at limits 0 to {limit} on one cache (warm), it called next_states "
-        f"{seen_warm:,} times; the accepted searches {' or '.join(f'{c:,}' for c in expected_warm)}.",
+        f"{text} called next_states {seen_cold:,} times on an empty cache and {seen_warm:,} times on a warm one "
+        f"(after evaluate at limits 0 to {limit} on one cache); {_no_accepted(pairs, seen_cold, seen_warm)}.",
+        *_which_fits(pairs, seen_cold, seen_warm),
+        "The accepted searches, empty cache / warm: " + _listed(pairs) + ".",
     ]
     bug_counts = counts()
     which = [name for name, (c, w) in bug_counts.items() if c == seen_cold and w == seen_warm]
     bugs = tuple(sorted(which))
+    hint = ""
     if which:
         lines.append("These are exactly the counts of " + " and of ".join(COUNT_BUGS[n] for n in which) + ".")
     elif seen_cold > max(expected_cold):
-        lines.append(
+        hint = (
             "Your search calls next_states more often: search the successors best first by their cached value "
             "one level down (maxValue: highest first, minValue: lowest first), and let evaluate use gCache."
         )
     else:
-        lines.append(
+        hint = (
             "Your search calls next_states less often than the course's: does it cut off only when value >= beta "
             "(maxValue) or value <= alpha (minValue), and search every successor otherwise?"
         )
-    return Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs)
+    return Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs, hint)
+
+
+def _no_accepted(pairs: dict[str, tuple[int, int]], seen_cold: Any, seen_warm: Any) -> str:
+    if any(c == seen_cold for c, _ in pairs.values()) or any(w == seen_warm for _, w in pairs.values()):
+        return "no accepted search makes both counts"
+    return "no accepted search makes either count"
+
+
+def _which_fits(pairs: dict[str, tuple[int, int]], seen_cold: Any, seen_warm: Any) -> list[str]:
+    """For a count that is some accepted search's: whose, and what that search does in the
+    other call (the count that doesn't fit)."""
+    lines = []
+    calls = ((seen_cold, "on the empty cache", "warm"), (seen_warm, "warm", "on the empty cache"))
+    for index, (mine, where, other) in enumerate(calls):
+        owners = [name for name, pair in pairs.items() if pair[index] == mine]
+        if owners:
+            theirs = " or ".join(f"{c:,}" for c in sorted({pairs[n][1 - index] for n in owners}))
+            yours = calls[1 - index][0]
+            whose = "an accepted search" if len(owners) == 1 else "accepted searches"
+            said = ", ".join(ACCEPTED_SAY.get(n, n) for n in owners)
+            lines.append(
+                f"Your count {where} ({mine:,}) is that of {whose} ({said}), which "
+                f"{'calls' if len(owners) == 1 else 'call'} next_states {theirs} times {other}: "
+                f"your count {other} ({yours:,}) doesn't fit."
+            )
+    return lines
+
+
+def _listed(pairs: dict[str, tuple[int, int]]) -> str:
+    """The accepted searches grouped by their pair of counts."""
+    groups: dict[tuple[int, int], list[str]] = {}
+    for name, pair in pairs.items():
+        groups.setdefault(pair, []).append(ACCEPTED_SAY.get(name, name))
+    if len(groups) == 1:
+        (c, w), _ = next(iter(groups.items()))
+        return f"{c:,} / {w:,} (every one)"
+    return "; ".join(f"{c:,} / {w:,} ({', '.join(names)})" for (c, w), names in groups.items())
 
 
 def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tuple[str, ...] = ()) -> Verdict:

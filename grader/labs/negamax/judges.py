@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
@@ -86,7 +87,7 @@ def raised(observed: StateCall, call: str, position: Position) -> Verdict:
 
 
 def with_game(verdict: Verdict, game: Game) -> Verdict:
-    return verdict if verdict.passed else Verdict.fail(verdict.message + game_line(game), verdict.diagnoses)
+    return verdict if verdict.passed else replace(verdict, message=verdict.message + game_line(game))
 
 
 def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
@@ -110,7 +111,7 @@ def value_verdict(
         return verdict
     meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
-    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
+    return replace(verdict, message=f"{verdict.message} {meaning}\n{position.drawing()}", diagnoses=bugs)
 
 
 def nodes_verdict(
@@ -122,8 +123,8 @@ def nodes_verdict(
 ) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
     called on against the reference's, each reported on its own. When a sign error reads
-    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
-    is left out, and the sign error is named as a diagnosis instead."""
+    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: the
+    sign error is named as a diagnosis, and the pipeline leaves the hint out."""
     if observed.get("error"):
         return raised(observed, call, position)
     counter_ok, counter_line = counter_check(observed.get("counter"), expected.calls, call)
@@ -141,8 +142,7 @@ def nodes_verdict(
         )
         if counter_ok:
             return Verdict.ok(f"{counter_line} {states_line}")
-        hint = count_hint(observed.get("counter"), expected.calls)
-        return Verdict.fail("\n".join(line for line in (counter_line, states_line, hint) if line))
+        return Verdict.fail(f"{counter_line}\n{states_line}", hint=count_hint(observed.get("counter"), expected.calls))
     off = f" ({difference(expansions, expected.expansions)})" if expansions != expected.expansions else ""
     states_line = (
         f"next_states was called {counted(expansions, 'time')}; the reference calls it "
@@ -161,8 +161,13 @@ def nodes_verdict(
             "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state."
         )
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
-    lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
-    return Verdict.fail("\n".join(line for line in lines if line), bugs)
+    if counter_ok:  # the count alone is right: say so without calling the check passed
+        counter_line = (
+            f"{call} called value {counted(expected.calls, 'time')}, the reference's count, but did not "
+            f"search the reference's states:"
+        )
+    lines = [counter_line, states_line, divergence or "", position.drawing()]
+    return Verdict.fail("\n".join(line for line in lines if line), bugs, hint)
 
 
 def counter_check(counter: Any, expected: int, call: str) -> tuple[bool, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 
 from reference.tree_search import alphabeta
 from reference.trees import GameTree
@@ -84,6 +85,5 @@ def judge_pruned(
         + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
         + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else ".")
     )
-    if not reads:
-        summary = f"{NO_READS_HINT}\n{summary}"
-    return check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
+    verdict = check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
+    return replace(verdict, hint=NO_READS_HINT) if not reads else verdict
