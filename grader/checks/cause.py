@@ -32,7 +32,7 @@ def with_cause(message: str, cause: Sequence[str]) -> str:
     if not cause:
         return message
     headline, _, rest = message.partition("\n")
-    return "\n".join([headline, *cause, *([rest] if rest else [])]) if headline else "\n".join([*cause, rest])
+    return "\n".join([*([headline] if headline else []), *cause, *([rest] if rest else [])])
 
 
 def explained(verdict: Verdict, diagnoses: Sequence[str], hints: Mapping[str, str]) -> tuple[str, str]:

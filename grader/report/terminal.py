@@ -107,40 +107,48 @@ def _lines_of(test: TestResult, paint, with_cause: bool) -> list[str]:
 
 
 def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
-    """The first failure of each kind as fully as `budget` allows, then one line each."""
+    """The first failure of each kind as fully as `budget` allows (else on one line with its
+    likely cause under it), then one line each for the others."""
     firsts: dict[str, TestResult] = {}
     for test in shown:
         firsts.setdefault(test.kind, test)
     full = list(firsts.values())
+    demoted: list[TestResult] = []  # first failures with no room for a block
     others = [t for t in shown if firsts.get(t.kind) is not t]
-    # the one-line list gets at most a third of the room; full blocks the rest, in the
-    # order of the check kinds, each at least MIN_BLOCK lines and its likely cause (or all
-    # of it when shorter)
+
+    def for_lists() -> int:
+        """Room for the one-line lists: every demoted first failure with its cause, and at
+        most a third of the room (or what they need) for the other failures."""
+        needed = sum(len(_lines_of(t, paint, True)) for t in demoted)
+        if not others and not demoted:
+            return 0
+        return min(budget, 1 + needed + min(len(others) + 1, budget // 3))
+
+    # full blocks get the rest, in the order of the check kinds, each at least MIN_BLOCK
+    # lines and its likely cause (or all of it when shorter)
     sizes = [len(_block(t, paint)) for t in full]
     least = [_least(t, size) for t, size in zip(full, sizes)]
-    for_others = min(len(others) + 2, budget // 3) if others else 0
-    while full and sum(least) > budget - for_others:
+    while full and sum(least) > budget - for_lists():
         sizes.pop()
         least.pop()
-        others.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
-        for_others = min(len(others) + 2, budget // 3)
-    caps = _share(sizes, least, budget - for_others)
+        demoted.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
+    caps = _share(sizes, least, budget - for_lists())
     body = [line for test, cap in zip(full, caps) for line in _block(test, paint, cap)]
+    listed = [_lines_of(t, paint, True) for t in demoted] + [_lines_of(t, paint, False) for t in others]
     room = budget - len(body)
-    if others and room >= 2:
+    if listed and room >= 2:
         body.append("")
-        groups = [_lines_of(t, paint, firsts.get(t.kind) is t) for t in others]
-        listed: list[list[str]] = []
-        for number, group in enumerate(groups):
-            last = number == len(groups) - 1
-            if sum(map(len, listed)) + len(group) > room - (1 if last else 2):
+        kept: list[list[str]] = []
+        for number, lines in enumerate(listed):
+            last = number == len(listed) - 1
+            if sum(map(len, kept)) + len(lines) > room - (1 if last else 2):
                 break
-            listed.append(group)
-        body += [line for group in listed for line in group]
-        if len(listed) < len(others):
-            body.append(f"… and {len(others) - len(listed)} more failing tests ({VERBOSE_HINT})")
-    elif others:
-        body.append(f"… and {len(others)} more failing tests ({VERBOSE_HINT})")
+            kept.append(lines)
+        body += [line for lines in kept for line in lines]
+        if len(kept) < len(listed):
+            body.append(f"… and {len(listed) - len(kept)} more failing tests ({VERBOSE_HINT})")
+    elif listed:
+        body.append(f"… and {len(listed)} more failing tests ({VERBOSE_HINT})")
     return body
 
 

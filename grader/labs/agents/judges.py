@@ -16,6 +16,7 @@ from ..kit import Judgement
 from ..kit.messages import answer
 from .cases import Position
 from .hints import STEPS, agent_replays, bugs_for, count_hint, same_count, search_replays
+from .picture import move_details, position_details
 
 WORDS = {1: "a win", 0: "a tie", -1: "a loss"}
 
@@ -59,7 +60,10 @@ def judge_position(observed: list[dict], plan: PositionPlan) -> Judgement:
         verdicts["speedup"] = _speedup(agent, plan)
     if any(not v.passed for v in verdicts.values()):
         named = tuple(sorted(bugs() or ()))
-        verdicts = {k: v if v.passed else v.with_diagnoses(named) for k, v in verdicts.items()}
+        drawn = position_details(position)
+        verdicts = {
+            k: v if v.passed else v.with_diagnoses(named).with_details(v.details or drawn) for k, v in verdicts.items()
+        }
     return Judgement(verdicts, bugs)
 
 
@@ -130,14 +134,14 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
         return Verdict.fail(
             f"{text} returned {returned}, but {wins[0] if len(wins) == 1 else list(wins)} wins at "
             f"once: a move that wins at once must be taken.{_where(plan)}"
-        )
+        ).with_details(move_details(position, returned, wins, "A move that wins at once must be taken."))
     payoffs = action_payoffs(env, position.depth)
     best = max(payoffs.values())
     deep = "" if position.depth is None else f" at depth {position.depth}"
     return Verdict.fail(
         f"{text} returned {returned}, {WORDS.get(payoffs[returned], payoffs[returned])} for the player to move{deep}; "
         f"{optimal} {'is' if len(optimal) == 1 else 'are'} {WORDS.get(best, best)}.{_where(plan)}"
-    )
+    ).with_details(move_details(position, returned, optimal))
 
 
 def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
@@ -192,7 +196,8 @@ def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:
         f"(alpha is the first player's best payoff so far, beta the second's). First: {failures[0]}"
         f"\n{position.drawing()}"
     )
-    return Judgement({"bounds": Verdict.fail(message, tuple(sorted(bugs() or ())))}, bugs)
+    verdict = Verdict.fail(message, tuple(sorted(bugs() or ()))).with_details(position_details(position))
+    return Judgement({"bounds": verdict}, bugs)
 
 
 def _num(requirement: BoundRequirement, alpha: Any, beta: Any, position: Position) -> str:

@@ -13,6 +13,7 @@ from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from .cases import GAME, variant_counts
 from .hints import COUNT_BUGS, board_of, drawn
+from .picture import entry_details, move_details, position_details
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
 SHOWN = 3
@@ -21,8 +22,25 @@ SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking o
 
 def raised(call: dict, text: str, State: tuple) -> Verdict:
     if call.get("stopped"):
-        return Verdict.fail(f"{text} was stopped by the grader ({stop_reason(call)}).\nThe position:{drawn(State)}")
-    return Verdict.fail(f"{text} raised {describe_error(call['error'])}\nThe position:{drawn(State)}")
+        return at(
+            State, Verdict.fail(f"{text} was stopped by the grader ({stop_reason(call)}).\nThe position:{drawn(State)}")
+        )
+    return at(State, Verdict.fail(f"{text} raised {describe_error(call['error'])}\nThe position:{drawn(State)}"))
+
+
+def wrong_entry_details(State: tuple, entry: Any) -> dict:
+    """The position and the state of the first cache entry that does not hold (when its key
+    holds a state at all)."""
+    key = entry.get("key") if isinstance(entry, dict) else None
+    if not isinstance(key, dict) or "state" not in key:
+        return position_details(State)
+    note = "The first entry of gCache that does not hold is about the state on the right."
+    return entry_details(State, key["state"], key.get("limit"), note)
+
+
+def at(State: tuple, verdict: Verdict) -> Verdict:
+    """A failed verdict with the position drawn in the report (unless it has a picture)."""
+    return verdict if verdict.passed or verdict.details else verdict.with_details(position_details(State))
 
 
 def stop_reason(call: dict) -> str:
@@ -41,9 +59,13 @@ def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tupl
     returned = call.get("returned")
     if is_number(returned) and abs(cast(float, returned) - expected) < 1e-12:
         return Verdict.ok(f"{text} returned {show(expected)}, as expected.")
-    return Verdict.fail(
-        f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\nThe position:{drawn(State)}",
-        bugs,
+    return at(
+        State,
+        Verdict.fail(
+            f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\n"
+            f"The position:{drawn(State)}",
+            bugs,
+        ),
     )
 
 
@@ -62,8 +84,9 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
         raw_entries = report.get("entries")
         entries: list = raw_entries if isinstance(raw_entries, list) else []
         if report.get("size") is None:
-            return Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs)
+            return at(State, Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs))
         problems = []
+        wrong: list = []  # the entries behind `problems`
         keys = set()
         game = BudgetedGame(GAME, SEARCH_BUDGET)
         try:
@@ -79,12 +102,16 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
                     seen.add(mark)
                 else:
                     problems.append(problem)
+                    wrong.append(entry)
         except OutOfBudget:
-            return Verdict.fail(
-                f"After {text}, gCache holds {len(entries):,} entries that take the grader more than "
-                f"{SEARCH_BUDGET:,} searched positions to check; a search to limit {limit} from this position "
-                f"stores far fewer. Store only what evaluate found, keyed (State, limit).",
-                bugs,
+            return at(
+                State,
+                Verdict.fail(
+                    f"After {text}, gCache holds {len(entries):,} entries that take the grader more than "
+                    f"{SEARCH_BUDGET:,} searched positions to check; a search to limit {limit} from this position "
+                    f"stores far fewer. Store only what evaluate found, keyed (State, limit).",
+                    bugs,
+                ),
             )
         # entries the observer left out as sent unchanged by the call before (checked there)
         repeated: int = report["repeated"] if type(report.get("repeated")) is int and report["repeated"] >= 0 else 0
@@ -92,12 +119,16 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
             head = f"After {text}, {len(problems)} of the {len(entries) + repeated} entries of gCache do not hold:"
-            return Verdict.fail("\n".join([head, *(said() for said in problems[:SHOWN])]) + more, bugs)
+            verdict = Verdict.fail("\n".join([head, *(said() for said in problems[:SHOWN])]) + more, bugs)
+            return verdict.with_details(wrong_entry_details(State, wrong[0]))
         if (tuple(connect4.encode(State)), limit) not in keys:
-            return Verdict.fail(
-                f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
-                f"found with store_cache(State, limit, alpha, beta, value).\nThe position:{drawn(State)}",
-                bugs,
+            return at(
+                State,
+                Verdict.fail(
+                    f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
+                    f"found with store_cache(State, limit, alpha, beta, value).\nThe position:{drawn(State)}",
+                    bugs,
+                ),
             )
     return Verdict.ok(f"every one of the {checked} cache entries holds for its (State, limit).")
 
@@ -253,7 +284,7 @@ def judge_nodes(
             "Your search calls next_states less often than the course's: does it cut off only when value >= beta "
             "(maxValue) or value <= alpha (minValue), and search every successor otherwise?"
         )
-    return Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs, hint)
+    return at(State, Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs, hint))
 
 
 def _no_accepted(pairs: dict[str, tuple[int, int]], seen_cold: Any, seen_warm: Any) -> str:
@@ -306,7 +337,7 @@ def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tupl
     if not failures:
         return Verdict.ok(f"all {len(probes)} calls with narrowed windows met the bound specification.")
     head = f"{len(failures)} of {len(probes)} calls with narrowed windows broke the bound specification:"
-    return Verdict.fail("\n".join([head, *failures[:SHOWN]]) + f"\nThe position:{drawn(State)}", bugs)
+    return at(State, Verdict.fail("\n".join([head, *failures[:SHOWN]]) + f"\nThe position:{drawn(State)}", bugs))
 
 
 def rounds(call: dict, State: tuple) -> list[list]:
@@ -396,7 +427,7 @@ def judge_deepening(call: dict, State: tuple, values: list, time_limit: float, t
         last = steps[-1]
         why = "the value is decided" if decided(last[1]) else f"the time limit of {time_limit} s had passed"
         return Verdict.ok(f"{text} searched to limits 0 to {last[0]} and stopped because {why}."), shown
-    return Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}"), shown
+    return at(State, Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}")), shown
 
 
 def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list, text: str) -> Verdict:
@@ -404,7 +435,10 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
         return raised(call, text, State)
     steps = rounds(call, State)
     if not steps or not isinstance(steps[-1][0], int):
-        return Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}")
+        return at(
+            State,
+            Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}"),
+        )
     limit = steps[-1][0]
     if limit == stored_limit:
         optimal = stored_moves
@@ -413,7 +447,9 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
     value = depth_limited_value(State, limit)
     move = call.get("move")
     if not isinstance(move, dict):
-        return Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+        return at(
+            State, Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+        )
     successors = [connect4.encode(s) for s in connect4.next_states(State, connect4.gPlayers[0])]
     problems = []
     if move.get("state") not in successors:
@@ -428,9 +464,12 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
             f"Its value is {show(move.get('value'))}; the position's value at limit {limit} is {show(value)}."
         )
     if problems:
-        return Verdict.fail(
+        verdict = Verdict.fail(
             f"{text} returned {show(call.get('returned'))}.\n" + "\n".join(problems) + f"\nThe position:{drawn(State)}"
         )
+        if move.get("state") in successors and move["state"] not in optimal:
+            return verdict.with_details(move_details(State, move["state"], optimal, limit))
+        return at(State, verdict)
     return Verdict.ok(
         f"{text} returned an optimal move at limit {limit} ({len(optimal)} of {len(successors)} moves are optimal)."
     )
@@ -441,12 +480,14 @@ RESULTS = {1: "X wins", 0: "a draw", -1: "O wins"}
 
 def judge_solved(observed: list[dict], states: list[tuple], results: list, time_limit: float) -> Verdict:
     wrong = []
+    first: tuple | None = None  # the first position not solved, drawn in the report
     for index, (State, result) in enumerate(zip(states, results)):
         call = observed[index] if index < len(observed) else {"error": {"type": "NoAnswer", "message": ""}}
         f = "maxValue" if connect4.to_move(State) == connect4.gPlayers[0] else "minValue"
         text = f"pd_evaluate(State, {time_limit}, {f})"
         if failed(call):
             wrong.append(raised(call, text, State).message)
+            first = first or State
             continue
         got = pair(call.get("returned"))
         if got is None or not same_number(got[0], result):
@@ -455,7 +496,9 @@ def judge_solved(observed: list[dict], states: list[tuple], results: list, time_
                 f"{RESULTS[result]} ({result}).\nThe position ({connect4.to_move(State)} to move):"
                 f"{drawn(State)}"
             )
+            first = first or State
     if not wrong:
         return Verdict.ok(f"all {len(states)} end-game positions solved: the game-theoretic result every time.")
     head = f"{len(wrong)} of {len(states)} end-game positions were not solved:"
-    return Verdict.fail("\n".join([head, *wrong[:SHOWN]]))
+    verdict = Verdict.fail("\n".join([head, *wrong[:SHOWN]]))
+    return at(first, verdict) if first is not None else verdict

@@ -12,7 +12,7 @@ from typing import Any
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
 
 from ...checks import Verdict
-from ...checks.bounds import BoundProbe, check_bounds
+from ...checks.bounds import BoundProbe, check_bounds, meets_bound
 from ...checks.expansions import first_divergence
 from ...checks.show import describe_error, is_number, show
 from ...checks.value import check_value
@@ -22,6 +22,7 @@ from ..kit.observations import answer_at
 from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
 from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
 from .hints import count_hint, sign_error
+from .picture import move_details, position_details, search_details
 
 SHOWN_FAILURES = 5
 
@@ -33,13 +34,35 @@ def judge_search(observed: list[StateCall], case: SearchCase) -> Judgement:
     seen = answer_at(observed)
     hint = once(lambda: sign_error(seen, position, window))
     verdicts = {}
+    picture = position_details(position)
     if "value" in case.kinds:
         verdicts["value"] = value_verdict(seen, case.value, position, call_text, hint)
     if "nodes" in case.kinds:
         search = alphabeta_value(position.game, position.state, position.player, *window)
         counts = Counts(case.calls, case.expansions, search.trace)
         verdicts["nodes"] = nodes_verdict(seen, counts, position, call_text, hint)
-    return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
+        picture = traced_picture(seen, counts, position, verdicts["nodes"].passed)
+    return Judgement(
+        {k: pictured(with_game(v, position.game), picture, k == "nodes") for k, v in verdicts.items()}, hint
+    )
+
+
+def traced_picture(seen: StateCall, counts: Counts, position: Position, same: bool) -> dict:
+    """The states each search expanded, drawn (up to the first difference; nothing but the
+    position when they are the same)."""
+    expanded = seen.get("expanded")
+    states = expanded if isinstance(expanded, list) and not same else []
+    total = seen.get("expansions")
+    total = total if isinstance(total, int) and not isinstance(total, bool) else len(states)
+    reference = list(counts.trace) if not same or position.game.name == "tree" else []
+    if same and position.game.name == "tree":
+        states = reference
+    return search_details(position, states, reference, (total, counts.expansions))
+
+
+def pictured(verdict: Verdict, picture: dict | None, always: bool = False) -> Verdict:
+    """A failed verdict (`always`: any) with the report's picture."""
+    return verdict.with_details(picture) if picture and (always or not verdict.passed) else verdict
 
 
 def judge_move(observed: list[StateCall], case: MoveCase) -> Judgement:
@@ -49,9 +72,28 @@ def judge_move(observed: list[StateCall], case: MoveCase) -> Judgement:
     return Judgement({"choice": with_game(verdict, position.game)})
 
 
+def choice_picture(observed: StateCall, position: Position, optimal: list) -> dict | None:
+    """A move that is one of the position's but not optimal, next to an optimal one; else the position."""
+    move = observed.get("move")
+    chosen = move.get("state") if isinstance(move, dict) else None
+    successors = [position.game.encode(s) for s in position.successors()]
+    if chosen in successors and chosen not in optimal:
+        return move_details(position, chosen, optimal)
+    return position_details(position)
+
+
 def judge_bounds(observed: list[StateCall], case: WindowsCase) -> Judgement:
     """Every `alphaBeta` call with a narrowed window against the bound specification."""
     return Judgement({"bounds": with_game(bounds_verdict(list(case.probes), observed), case.game)})
+
+
+def bounds_picture(probes: list[tuple[BoundProbe, Position]], observed: list[StateCall]) -> dict | None:
+    """The position of the first call that broke the bound specification."""
+    for index, (probe, position) in enumerate(probes):
+        call = answer_at(observed, index)
+        if call.get("error") or not meets_bound(call.get("returned"), probe):
+            return position_details(position)
+    return None
 
 
 def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
@@ -74,6 +116,10 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
         "choice": choice_verdict(answer_at(observed, 1), position, value, optimal, position.call("best_move")),
         "bounds": bounds_verdict(list(case.windows.probes), observed[2:]),
     }
+    if not verdicts["nodes"].passed or not verdicts["value"].passed:
+        counts = Counts(search.calls, search.next_states_calls, search.trace)
+        drawn = traced_picture(answer_at(observed), counts, position, verdicts["nodes"].passed)
+        verdicts = {k: pictured(v, drawn) if k in ("value", "nodes") else v for k, v in verdicts.items()}
     ok = (
         f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
         f"{position.text} ({game_name(game)})."
@@ -83,7 +129,8 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
 
 
 def raised(observed: StateCall, call: str, position: Position) -> Verdict:
-    return Verdict.fail(f"{call} raised {describe_error(observed.get('error') or {})}\n{position.drawing()}")
+    verdict = Verdict.fail(f"{call} raised {describe_error(observed.get('error') or {})}\n{position.drawing()}")
+    return pictured(verdict, position_details(position))
 
 
 def with_game(verdict: Verdict, game: Game) -> Verdict:
@@ -244,7 +291,8 @@ def choice_verdict(observed: StateCall, position: Position, expected: int, optim
             f"Its value is {show(move.get('value'))}, but the state is worth {expected} to player {position.player}."
         )
     if problems:
-        return Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
+        verdict = Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
+        return pictured(verdict, choice_picture(observed, position, optimal))
     return Verdict.ok(
         f"{call} returned the value {expected} and an optimal move "
         f"({len(optimal)} of the {len(successors)} moves are optimal)."
@@ -259,6 +307,7 @@ def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[Sta
         results.append((probe, call.get("returned"), error))
     if len(observed) < len(probes):
         results.append((probes[len(observed)][0], None, "got no answer: an earlier call ended the process"))
-    return check_bounds(
+    verdict = check_bounds(
         results, function="alphaBeta", shown=SHOWN_FAILURES, describe=lambda index: probes[index][1].drawing()
     )
+    return pictured(verdict, bounds_picture(probes, observed))
