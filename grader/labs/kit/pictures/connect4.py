@@ -57,7 +57,9 @@ def _cell(row: int, column: int, cell: str, pieces: Mapping[str, tuple[str, str]
     if cell in pieces:
         side, letter = pieces[cell]
         out.append(f'<circle class="disc {escape(side)}" cx="{x:.0f}" cy="{y:.0f}" r="{RADIUS}"/>')
-        out.append(f'<text class="stone {escape(side)}" x="{x:.0f}" y="{y + 4:.0f}">{escape(letter[:1].upper())}</text>')
+        out.append(
+            f'<text class="stone {escape(side)}" x="{x:.0f}" y="{y + 4:.0f}">{escape(letter[:1].upper())}</text>'
+        )
     else:
         out.append(f'<circle class="hole" cx="{x:.0f}" cy="{y:.0f}" r="{RADIUS}"/>')
     if marked:
