@@ -231,3 +231,17 @@ def test_a_case_draws_each_failed_tests_picture_once_and_drops_one_another_shows
     dom = parse(render_html(GradeReport("connect4", "lab.py", tests)))
     assert len(dom.all("div", "boards")) == 1  # the position alone is in the move's picture
     assert len(dom.all("svg", "connect4")) == 3
+
+
+def test_negamax_states_a_hostile_search_made_up_are_escaped_text():
+    """The observer sends a state it can't encode as {"unencodable": repr}; a tree search may
+    name nodes that aren't in the tree. Neither reaches the page unescaped."""
+    for name in ("tictactoe", "nim", "tree"):
+        details, trace = negamax_details(name, lambda trace: trace[:1] + [{"unencodable": HOSTILE}, HOSTILE])
+        page = render_html(
+            GradeReport(
+                "negamax", "lab.py", [Graded("c: nodes", "nodes", 1, False, HOSTILE, case="c", details=details)]
+            )
+        )
+        assert "<script>alert" not in page, name
+        assert parse(page).all("svg"), name
