@@ -100,8 +100,7 @@ def _cut(text: str) -> str:
 
 
 def _lines_of(test: TestResult, paint, with_cause: bool) -> list[str]:
-    """A failure on one line, and (`with_cause`: it is the first of its kind) its likely
-    cause's first line under it."""
+    """A failure on one line, and (`with_cause`) its likely cause's first line under it."""
     cause = visible_controls(test.cause).splitlines()[:1] if with_cause else []
     return [_one_line(test, paint), *(f"    {_cut(line.strip())}" for line in cause)]
 
@@ -116,13 +115,24 @@ def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
     demoted: list[TestResult] = []  # first failures with no room for a block
     others = [t for t in shown if firsts.get(t.kind) is not t]
 
+    def demoted_lines() -> list[list[str]]:
+        """Each demoted first failure on its line, with its cause unless a block above or an
+        earlier line already says the same."""
+        said = {t.cause for t in full}
+        groups = []
+        for test in demoted:
+            groups.append(_lines_of(test, paint, test.cause not in said))
+            said.add(test.cause)
+        return groups
+
     def for_lists() -> int:
-        """Room for the one-line lists: every demoted first failure with its cause, and at
-        most a third of the room (or what they need) for the other failures."""
-        needed = sum(len(_lines_of(t, paint, True)) for t in demoted)
+        """Room for the one-line lists: at most a third of the room (or what they need), more
+        only when the demoted first failures need it, each with its cause."""
+        needed = sum(len(lines) for lines in demoted_lines())
         if not others and not demoted:
             return 0
-        return min(budget, 1 + needed + min(len(others) + 1, budget // 3))
+        with_more = needed + (1 if others else 0)  # "… and N more failing tests"
+        return min(budget, 1 + max(with_more, min(needed + len(others) + 1, budget // 3)))
 
     # full blocks get the rest, in the order of the check kinds, each at least MIN_BLOCK
     # lines and its likely cause (or all of it when shorter)
@@ -134,7 +144,7 @@ def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
         demoted.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
     caps = _share(sizes, least, budget - for_lists())
     body = [line for test, cap in zip(full, caps) for line in _block(test, paint, cap)]
-    listed = [_lines_of(t, paint, True) for t in demoted] + [_lines_of(t, paint, False) for t in others]
+    listed = demoted_lines() + [_lines_of(t, paint, False) for t in others]
     room = budget - len(body)
     if listed and room >= 2:
         body.append("")
