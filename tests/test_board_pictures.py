@@ -245,3 +245,28 @@ def test_negamax_states_a_hostile_search_made_up_are_escaped_text():
         )
         assert "<script>alert" not in page, name
         assert parse(page).all("svg"), name
+
+
+def test_expansions_cut_to_the_divergence_keep_their_numbers():
+    """Details keep only the last expansion in common and the two that differ (a search
+    that parts after thousands of expansions would fill the gradebook otherwise)."""
+    details = {
+        "view": "expansions",
+        "game": "tictactoe",
+        "position": ".../.../...",
+        "offset": 2441,
+        "seen": ["x../.../...", "xo./.../..."],
+        "expected": ["x../.../...", "x../.o./..."],
+        "seen_total": 5000,
+        "expected_total": 4000,
+    }
+    dom = parse(expansions_html(details))
+    assert [f.one("figcaption").full_text() for f in dom.all("figure")][1:] == [
+        "expansion #2,442, the last one in common",
+        "your expansion #2,443",
+        "the reference's expansion #2,443",
+    ]
+    assert "they first differ at expansion #2,443." in dom.full_text()
+    # cut before they part (the observer keeps a prefix of a very long trace): the totals say so
+    cut = parse(expansions_html({**details, "seen": [], "expected": [], "offset": 3000}))
+    assert "Your search expanded 5,000 boards, the reference 4,000; the first 3,000 are the same." in cut.full_text()

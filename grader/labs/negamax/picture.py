@@ -12,13 +12,13 @@ from typing import Any
 
 from reference.negamax import Game
 
+from ...checks.expansions import first_divergence
 from ..kit.pictures.nim import heaps_of
 from ..kit.pictures.positions import board_picture
 from ..kit.pictures.tree import tree_figure
 from .cases import Position
 
 TTT_MARKS = {"X": "x", "O": "o", ".": "."}
-TRACE_SHOWN = 2_000  # states kept in details up to the first difference (the picture needs the last few)
 
 
 def drawable(game: Game, encoded: Any) -> Any:
@@ -51,25 +51,20 @@ def search_details(position: Position, seen: Sequence[Any], expected: Sequence[A
             "roles": [f"P{first}", f"P{second}"],
             "roles_note": "P0 / P1: the player to move at that depth; leaf values are for player 0",
         }
-    cut = _common(seen, expected) + 1
+    index = first_divergence(list(seen), list(expected))
+    start = 0 if index is None else max(index - 1, 0)  # the last state in common and the two that differ
+    stop = 0 if index is None else index + 1
     return {
         "view": "expansions",
         "game": game.name,
         "noun": "states",
         "position": drawable(game, game.encode(position.state)),
-        "seen": [drawable(game, s) for s in seen[:cut]],
-        "expected": [drawable(game, s) for s in expected[:cut]],
+        "offset": start,
+        "seen": [drawable(game, s) for s in seen[start:stop]],
+        "expected": [drawable(game, s) for s in expected[start:stop]],
         "seen_total": totals[0],
         "expected_total": totals[1],
     }
-
-
-def _common(seen: Sequence[Any], expected: Sequence[Any]) -> int:
-    """How many states the two traces share from the start (at most TRACE_SHOWN)."""
-    for index, (a, b) in enumerate(zip(seen, expected)):
-        if a != b or index >= TRACE_SHOWN:
-            return index
-    return min(len(seen), len(expected), TRACE_SHOWN)
 
 
 def move_details(position: Position, chosen: Any, optimal: Sequence[Any]) -> dict | None:

@@ -269,13 +269,16 @@ def pruned_verdict(observation: BoardCall, position: Position, expected: Expecte
             "only boards where someone has won or no cell is empty as finished."
         )
     lines.append(position.drawing())
-    cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
-    # the lists stop at the first difference; the totals are the whole searches' counts
+    # enough for the picture: the last expansion in common and the first that differs
+    # (`offset` before them left out); the totals are the whole searches' counts
+    cut = len(seen) if index is None else index + 1
+    start = cut if index is None else max(index - 1, 0)
     details = {
         "view": "boards",
         "board": position.board,
-        "seen": seen[:cut],
-        "expected": full[:cut],
+        "offset": start,
+        "seen": seen[start:cut],
+        "expected": full[start:cut],
         "seen_total": total,
         "expected_total": reference.count,
     }

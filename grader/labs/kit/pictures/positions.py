@@ -7,7 +7,9 @@ gradebook). Two views:
 - `"expansions"`: the position, then the first expansion where the student's search and
   the reference's part (the last one in common, yours, the reference's, the cells where
   those two differ marked): `{"view": "expansions", "game": GAME, "position", "seen",
-  "expected", "seen_total", "expected_total", "noun"}`.
+  "expected", "seen_total", "expected_total", "noun", "offset"}`; `seen` and `expected` may
+  be cut to the few states the picture shows, `offset` saying how many were left out
+  before them (the same ones in both).
 
 GAME says how a state is drawn: `tictactoe` (a notation, "xo./.x./..o"), `connect4` (six
 rows top to bottom, 'X' / 'O' stones, or the pieces that `"pieces"` names) or `nim` (the
@@ -95,10 +97,11 @@ def positions_html(details: Mapping) -> str:
     return boards_row(figures, note if isinstance(note, str) else "")
 
 
-def _total(details: Mapping, key: str, listed: Sequence) -> int:
+def _total(details: Mapping, key: str, listed: Sequence, offset: int = 0) -> int:
     """The whole search's count (the listed states stop at the first difference)."""
     total = details.get(key)
-    return total if isinstance(total, int) and not isinstance(total, bool) and total >= len(listed) else len(listed)
+    least = offset + len(listed)
+    return total if isinstance(total, int) and not isinstance(total, bool) and total >= least else least
 
 
 def expansions_html(details: Mapping, game: object = None, position: object = None) -> str:
@@ -107,6 +110,8 @@ def expansions_html(details: Mapping, game: object = None, position: object = No
     noun = details.get("noun") if details.get("noun") in ("boards", "states", "positions") else "boards"
     seen = [s for s in details.get("seen") or [] if s is not None]
     expected = [s for s in details.get("expected") or [] if s is not None]
+    offset = details.get("offset")
+    offset = offset if type(offset) is int and offset >= 0 else 0
 
     def drawn(state: object, marked: frozenset[int] = frozenset()) -> str:
         return draw(game, state, marked, details)
@@ -114,23 +119,31 @@ def expansions_html(details: Mapping, game: object = None, position: object = No
     start = details.get("position") if position is None else position
     figures = [figure(drawn(start), "the position", "position")]
     index = first_divergence(seen, expected)
-    mine, theirs = _total(details, "seen_total", seen), _total(details, "expected_total", expected)
+    mine = _total(details, "seen_total", seen, offset)
+    theirs = _total(details, "expected_total", expected, offset)
     if index is None:
         note = f"Your search expanded the same {mine:,} {noun} as the reference, in the same order."
+        if mine != theirs:  # the lists were cut before the searches part
+            compared = offset + len(seen)
+            note = (
+                f"Your search expanded {mine:,} {noun}, the reference {theirs:,}; the first {compared:,} are the same."
+            )
         return boards_row(figures, note)
     if index > 0:
-        figures.append(figure(drawn(seen[index - 1]), f"expansion #{index}, the last one in common", "common"))
+        caption = f"expansion #{offset + index:,}, the last one in common"
+        figures.append(figure(drawn(seen[index - 1]), caption, "common"))
     yours = seen[index] if index < len(seen) else None
     reference = expected[index] if index < len(expected) else None
     marked = differs(game, yours, reference)
     if yours is not None:
-        figures.append(figure(drawn(yours, marked), f"your expansion #{index + 1}", "student-only first-divergence"))
+        caption = f"your expansion #{offset + index + 1:,}"
+        figures.append(figure(drawn(yours, marked), caption, "student-only first-divergence"))
     if reference is not None:
-        caption = f"the reference's expansion #{index + 1}"
+        caption = f"the reference's expansion #{offset + index + 1:,}"
         figures.append(figure(drawn(reference, marked), caption, "reference-only first-divergence"))
     note = (
         f"Your search expanded {mine:,} {noun}, the reference {theirs:,}; "
-        f"they first differ at expansion #{index + 1:,}."
+        f"they first differ at expansion #{offset + index + 1:,}."
     )
     return boards_row(figures, note)
 
