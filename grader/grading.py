@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 
 from .checks import Verdict
+from .checks.cause import explained
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
@@ -254,7 +255,7 @@ def _tests(
         points = plan.points.get(kind, policy.points if policy else 0.0)
         verdict = verdicts.get(kind) or Verdict.fail("not judged: the observer sent nothing for this check.")
         diagnoses = [d for d in verdict.diagnoses if consistent is None or d in consistent]
-        output = verdict.message + "".join(f"\nLikely cause: {(hints or {}).get(d, d)}" for d in diagnoses)
+        output, cause = explained(verdict, diagnoses, hints or {})
         tests.append(
             TestResult(
                 name=f"{plan.case}: {kind}",
@@ -266,6 +267,7 @@ def _tests(
                 case=plan.case,
                 diagnoses=diagnoses,
                 details=verdict.details,
+                cause=cause,
             )
         )
     return tests

@@ -38,6 +38,9 @@ class TestResult:
     diagnoses: list[str] = field(default_factory=list)
     details: dict | None = None  # plain data for pictures (HTML report), not in results.json
     not_run: bool = False  # never ran (the submission did not load): writers show one line for all
+    # the likely cause as it stands in `output`, right under its first line (checks/cause.py):
+    # a writer that cuts the output keeps it
+    cause: str = ""
 
     @property
     def score(self) -> float:

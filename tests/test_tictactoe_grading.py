@@ -134,7 +134,7 @@ BUGS = (
     Bug(
         "bug_strict_cutoff",
         frozenset({"nodes", "pruned", "random"}),
-        {"pruned": "Your search prunes less than the reference", "nodes": "expands other boards"},
+        {"pruned": "Likely cause: You cut off only when maxUtility > beta", "nodes": "expands other boards"},
     ),
     # Every win scores 10: wrong scores, slower wins chosen, other cut-offs, wrong bounds.
     Bug(
@@ -166,13 +166,13 @@ BUGS = (
     Bug(
         "bug_tie_last",
         frozenset({"choice", "random"}),
-        {"choice": "change choice only on a strict improvement (utility > maxUtility)"},
+        {"choice": "Likely cause: Change choice only on a strict improvement (utility > maxUtility)"},
     ),
     # Slow: 14 unpruned searches per random position for bounds.
     Bug(
         "bug_no_pruning",
         frozenset({"nodes", "pruned", "random"}),
-        {"pruned": "Your search prunes less than the reference"},
+        {"pruned": "Likely cause: Your search never cuts off"},
     ),
     # One placeholder left: every search raises TypeError; game_over is fine.
     Bug(

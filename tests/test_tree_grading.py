@@ -201,14 +201,14 @@ BUGS = (
         "bug_hardcoded_answer",
         EVERYTHING,
         "hardcoded_answer",
-        {"value": "returned 4, expected -3.75", "nodes": "read no node", "bounds": "returned 4"},
+        {"value": "returned 4, expected -3.75", "nodes": "without reading the tree", "bounds": "returned 4"},
     ),
     # Reads exactly like the reference, so nodes and pruned pass; the lone leaf's value too.
     BugCase(
         "bug_returns_none",
         frozenset({"value", "bounds", "random"}),
         None,
-        {"value": "returned None, expected 4: does every path", "bounds": "returned None"},
+        {"value": "returned None, expected 4.\nHint: does every path", "bounds": "returned None"},
     ),
     # The root call's window is (-inf, inf): it can't fail low, so only narrowed windows show it.
     BugCase(

@@ -20,11 +20,11 @@ def first_divergence(seen: Sequence[str], expected: Sequence[str]) -> int | None
 
 
 def check_count(seen: int, expected: int, what: str, hint: str = "") -> Verdict:
+    """`hint`: what to look at when the count is off (shown unless a bug is diagnosed)."""
     if seen == expected:
         return Verdict.ok(f"{seen} {what}, as expected.")
     more = "more" if seen > expected else "fewer"
-    text = f"{seen} {what}; the reference has {expected} ({abs(seen - expected)} {more})."
-    return Verdict.fail(text + (f" {hint}" if hint else ""))
+    return Verdict.fail(f"{seen} {what}; the reference has {expected} ({abs(seen - expected)} {more}).", hint=hint)
 
 
 def _names(labels: Sequence[str], describe: Callable[[str], str], limit: int = 12) -> str:

@@ -14,8 +14,8 @@ def check_value(returned: Any, expected: float, call: str) -> Verdict:
         return Verdict.ok(f"{call} returned {show(expected)}, as expected.")
     if returned is None:
         return Verdict.fail(
-            f"{call} returned None, expected {show(expected)}: "
-            "does every path of your function end in `return <value>`?"
+            f"{call} returned None, expected {show(expected)}.",
+            hint="does every path of your function end in `return <value>`?",
         )
     if not is_number(returned):
         return Verdict.fail(f"{call} returned {show(returned)}, expected the number {show(expected)}.")

@@ -200,11 +200,41 @@ def _case(index: int, name: str, tests: list[TestResult], show_hidden: bool, dra
             if id(test) in shown
             else f'<div class="test withheld"><h3>{escape(test.name)}</h3><p class="withheld-note">{WITHHELD}</p></div>'
         )
-    picture = next((t.details for t in visible if t.details), None)
-    if picture:
-        parts.append(draw(picture))
+    parts += [draw(details) for details in _pictures(visible)]
     parts.append("</details>")
     return "".join(parts)
+
+
+def _pictures(visible: list[TestResult]) -> list[Mapping]:
+    """What to draw for a case: the pictures of its failed tests (each different one once:
+    a wrong move and a wrong count show different things), else its first picture."""
+    failed: list[Mapping] = []
+    for test in visible:
+        if not test.passed and test.details and test.details not in failed:
+            failed.append(test.details)
+    if failed:
+        return [d for d in failed if not any(other is not d and _shows(other, d) for other in failed)]
+    first = next((t.details for t in visible if t.details), None)
+    return [first] if first else []
+
+
+def _states(details: Mapping) -> list:
+    """The states a board picture draws (kit/pictures/positions.py), [] for another view."""
+    if details.get("view") == "positions":
+        figures = details.get("figures")
+        return [f.get("state") for f in figures if isinstance(f, Mapping)] if isinstance(figures, list) else []
+    if details.get("view") == "expansions":
+        return [details.get("position")]
+    return []
+
+
+def _shows(big: Mapping, small: Mapping) -> bool:
+    """`big` draws everything `small` does (a position alone, drawn again next to a move)."""
+    if small.get("view") != "positions" or big.get("game") != small.get("game"):
+        return False
+    mine, theirs = _states(small), _states(big)
+    more = big.get("view") == "expansions" or len(theirs) > len(mine)
+    return bool(mine) and more and all(state in theirs for state in mine)
 
 
 def _badge(test: TestResult, show_hidden: bool) -> str:

@@ -75,13 +75,31 @@ svg.tree .node text.name { stroke: none; }
 .node .halo { fill: none; stroke: var(--fail); stroke-width: 2.5; }
 .boards-note { margin: 6px 0; }
 .board-row { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
-.board-figure { margin: 0; text-align: center; } .board-figure figcaption { max-width: 120px; }
+.board-figure { margin: 0; text-align: center; } .board-figure figcaption { max-width: 200px; margin: 0 auto; }
 svg.board .cell { fill: #fff; stroke: #9aa0a6; stroke-width: 1; }
 svg.board .cell.differs { fill: #ffe9a8; }
 svg.board .mark { fill: none; stroke-width: 2.6; stroke-linecap: round; }
 svg.board .mark { stroke: var(--ink); }
 .board-figure.student-only svg { outline: 3px solid var(--student); }
 .board-figure.reference-only svg { outline: 3px dashed var(--reference); }
+.board-figure.first-divergence figcaption { color: var(--fail); font-weight: 600; }
+.board-figure svg { display: block; margin: 0 auto 3px; }
+svg.connect4 .frame { fill: #2d5aa8; }
+svg.connect4 .hole { fill: #fff; stroke: #1d3f7a; stroke-width: 1; }
+svg.connect4 .disc { stroke-width: 1.4; }
+svg.connect4 .disc.first { fill: #d7302b; stroke: #8e1712; }
+svg.connect4 .disc.second { fill: #f6c624; stroke: #8a6a00; }
+svg.connect4 text { font: 700 11px ui-monospace, "DejaVu Sans Mono", Menlo, monospace; text-anchor: middle; }
+svg.connect4 text.stone.first { fill: #fff; } svg.connect4 text.stone.second { fill: #3b2f00; }
+svg.connect4 text.column { fill: var(--muted); font-weight: 400; }
+svg.connect4 .marked { fill: none; stroke: #111; stroke-width: 2.6; stroke-dasharray: 4 2; }
+svg.nim .token { fill: #8a5a2b; stroke: #5a3715; stroke-width: 1; }
+svg.nim .token.taken { fill: #fff; stroke: #8a5a2b; stroke-dasharray: 2 2; }
+svg.nim .marked { fill: #ffe9a8; }
+svg.nim text.to-move { font: 600 12px system-ui, sans-serif; fill: var(--muted); }
+svg.nim text.heap-label { font: 12px ui-monospace, "DejaVu Sans Mono", Menlo, monospace; fill: var(--ink); }
+.node.unobserved .shape { fill: #fff; stroke: #9aa0a6; }
+.swatch.unobserved { background: #fff; border-color: #9aa0a6; }
 .notes li { color: var(--muted); }
 details.student-output { margin-top: 20px; } details.student-output summary { cursor: pointer; }
 """

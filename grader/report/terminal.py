@@ -1,9 +1,10 @@
 """The summary a student reads in the terminal: score per check kind, then the failures.
 
 By default it fits in MAX_LINES lines whatever the submission (an unfilled skeleton fails
-hundreds of ways): the first failure of each check kind in full (as much of it as fits),
-then one line per other failure; tests that never ran because the submission did not
-load are one line in all. `verbose` shows every failure in full.
+hundreds of ways): the first failure of each check kind in full (as much of it as fits,
+never less than its first line and its likely cause), then one line per other failure;
+tests that never ran because the submission did not load are one line in all. `verbose`
+shows every failure in full.
 
 Student-side text arrives sanitised (grader/text.py); it is passed through
 `visible_controls` again here so that the only escape sequences written are the grader's
@@ -68,58 +69,106 @@ def _title(test: TestResult, paint) -> str:
 
 
 def _block(test: TestResult, paint, cap: int | None = None) -> list[str]:
-    """A failure in full: a blank line, its title and its output, cut to `cap` lines."""
+    """A failure in full: a blank line, its title and its output, cut to `cap` lines (never
+    above its likely cause)."""
     output = textwrap.indent(visible_controls(test.output), "    ").splitlines() or [""]
     lines = ["", _title(test, paint), *output]
     if cap is not None and len(lines) > cap:
-        kept = lines[: cap - 1]
+        kept = lines[: max(cap, _lead(test) + 1) - 1]
         lines = kept + [f"    … {len(lines) - len(kept)} more lines ({VERBOSE_HINT})"]
     return lines
 
 
+def _lead(test: TestResult) -> int:
+    """Lines a cut block keeps whatever its share: the blank line, the title, the output's
+    first line and the likely cause under it (checks/cause.py); 0 without a cause."""
+    return 3 + len(test.cause.splitlines()) if test.cause else 0
+
+
+def _least(test: TestResult, size: int) -> int:
+    """The fewest lines a block of `size` lines is cut to."""
+    return min(size, max(MIN_BLOCK, _lead(test) + 1))
+
+
 def _one_line(test: TestResult, paint) -> str:
     first = next((line.strip() for line in visible_controls(test.output).splitlines() if line.strip()), "")
-    if len(first) > ONE_LINE_CHARS:
-        first = first[: ONE_LINE_CHARS - 1] + "…"
-    return f"{_title(test, paint)}: {first}" if first else _title(test, paint)
+    return f"{_title(test, paint)}: {_cut(first)}" if first else _title(test, paint)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= ONE_LINE_CHARS else text[: ONE_LINE_CHARS - 1] + "…"
+
+
+def _lines_of(test: TestResult, paint, with_cause: bool) -> list[str]:
+    """A failure on one line, and (`with_cause`) its likely cause's first line under it."""
+    cause = visible_controls(test.cause).splitlines()[:1] if with_cause else []
+    return [_one_line(test, paint), *(f"    {_cut(line.strip())}" for line in cause)]
 
 
 def _short_body(shown: list[TestResult], paint, budget: int) -> list[str]:
-    """The first failure of each kind as fully as `budget` allows, then one line each."""
+    """The first failure of each kind as fully as `budget` allows (else on one line with its
+    likely cause under it), then one line each for the others."""
     firsts: dict[str, TestResult] = {}
     for test in shown:
         firsts.setdefault(test.kind, test)
     full = list(firsts.values())
+    demoted: list[TestResult] = []  # first failures with no room for a block
     others = [t for t in shown if firsts.get(t.kind) is not t]
-    # the one-line list gets at most a third of the room; full blocks the rest, in the
-    # order of the check kinds, each at least MIN_BLOCK lines (or all of it when shorter)
+
+    def demoted_lines() -> list[list[str]]:
+        """Each demoted first failure on its line, with its cause unless a block above or an
+        earlier line already says the same."""
+        said = {t.cause for t in full}
+        groups = []
+        for test in demoted:
+            groups.append(_lines_of(test, paint, test.cause not in said))
+            said.add(test.cause)
+        return groups
+
+    def for_lists() -> int:
+        """Room for the one-line lists: at most a third of the room (or what they need), more
+        only when the demoted first failures need it, each with its cause."""
+        needed = sum(len(lines) for lines in demoted_lines())
+        if not others and not demoted:
+            return 0
+        with_more = needed + (1 if others else 0)  # "… and N more failing tests"
+        return min(budget, 1 + max(with_more, min(needed + len(others) + 1, budget // 3)))
+
+    # full blocks get the rest, in the order of the check kinds, each at least MIN_BLOCK
+    # lines and its likely cause (or all of it when shorter)
     sizes = [len(_block(t, paint)) for t in full]
-    for_others = min(len(others) + 2, budget // 3) if others else 0
-    while full and sum(min(s, MIN_BLOCK) for s in sizes) > budget - for_others:
+    least = [_least(t, size) for t, size in zip(full, sizes)]
+    while full and sum(least) > budget - for_lists():
         sizes.pop()
-        others.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
-        for_others = min(len(others) + 2, budget // 3)
-    caps = _share(sizes, budget - for_others)
+        least.pop()
+        demoted.insert(0, full.pop())  # no room for it in full: its line comes first, so every kind shows
+    caps = _share(sizes, least, budget - for_lists())
     body = [line for test, cap in zip(full, caps) for line in _block(test, paint, cap)]
+    listed = demoted_lines() + [_lines_of(t, paint, False) for t in others]
     room = budget - len(body)
-    if others and room >= 2:
+    if listed and room >= 2:
         body.append("")
-        listed = others if len(others) <= room - 1 else others[: room - 2]
-        body += [_one_line(t, paint) for t in listed]
-        if len(listed) < len(others):
-            body.append(f"… and {len(others) - len(listed)} more failing tests ({VERBOSE_HINT})")
-    elif others:
-        body.append(f"… and {len(others)} more failing tests ({VERBOSE_HINT})")
+        kept: list[list[str]] = []
+        for number, lines in enumerate(listed):
+            last = number == len(listed) - 1
+            if sum(map(len, kept)) + len(lines) > room - (1 if last else 2):
+                break
+            kept.append(lines)
+        body += [line for lines in kept for line in lines]
+        if len(kept) < len(listed):
+            body.append(f"… and {len(listed) - len(kept)} more failing tests ({VERBOSE_HINT})")
+    elif listed:
+        body.append(f"… and {len(listed)} more failing tests ({VERBOSE_HINT})")
     return body
 
 
-def _share(sizes: list[int], budget: int) -> list[int]:
+def _share(sizes: list[int], least: list[int], budget: int) -> list[int]:
     """Lines for each block: small blocks keep all of theirs, the rest share what is left
-    evenly (never fewer than MIN_BLOCK, or the block's own size when smaller)."""
+    evenly (never fewer than the block's `least`)."""
     caps = [0] * len(sizes)
     left = budget
     order = sorted(range(len(sizes)), key=lambda i: sizes[i])
     for done, i in enumerate(order):
-        caps[i] = max(min(sizes[i], MIN_BLOCK), min(sizes[i], left // (len(sizes) - done)))
+        caps[i] = max(least[i], min(sizes[i], left // (len(sizes) - done)))
         left -= caps[i]
     return caps

@@ -1,5 +1,5 @@
 """The `agents` lab's declarations: its API, check kinds, observer, the environments it
-ships and the classic bugs it diagnoses.
+ships, the classic bugs it diagnoses and its picture.
 
 The environments (`reference.envs.bundle_source()`) travel to the student's process as the
 extra module `_abgrade_agents_envs`, which also registers the chapter's module names:
@@ -11,7 +11,9 @@ shipped: they are the lab's solution.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reference.envs import bundle_source
 
@@ -20,6 +22,7 @@ from ...spec import Spec
 from ..kit import CasePlan, Lab
 from .cases import CASE_KINDS, MatchCase, PositionCase, read_cases
 from .hints import BUG_HINTS
+from .picture import picture
 from .plans import case_plans
 from .random_cases import check_random, random_plans
 
@@ -71,6 +74,9 @@ class AgentsLab(Lab):
     }
     kinds = CASE_KINDS
     bug_hints = BUG_HINTS
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        return picture(details)
 
     def cases(self, spec: Spec) -> list[PositionCase | MatchCase]:
         return read_cases(spec)

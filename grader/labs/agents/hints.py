@@ -51,20 +51,20 @@ def same_count(bugs: dict, steps: int) -> list[str]:
     return [name for name, (_, count) in bugs.items() if count == steps]
 
 
-def count_hint(steps: int, expected: int, matching: list[str]) -> str:
-    """Which way a wrong count goes, and the classic bugs that make exactly that count."""
+def count_hint(steps: int, expected: int, matching: list[str]) -> tuple[str, str]:
+    """What a wrong count shows: the classic bugs that make exactly that count (a fact, said
+    with the counts), and which way it goes (a direction hint, shown when no bug is named)."""
     if steps == 0:
-        text = (
+        hint = (
             "Your function made no step call: it must try each move of env.validinputs on a deepcopy of env "
             "with step(move)."
         )
     elif steps > expected:
-        text = "Your search tries more moves than the chapter's: it prunes less (or searches again)."
+        hint = "Your search tries more moves than the chapter's: it prunes less (or searches again)."
     else:
-        text = "Your search tries fewer moves than the chapter's: it cuts off where the chapter goes on."
-    if matching:
-        text += " It makes exactly as many as a search that " + " or that ".join(DOES[m] for m in matching) + "."
-    return text
+        hint = "Your search tries fewer moves than the chapter's: it cuts off where the chapter goes on."
+    same = " It makes exactly as many as a search that " + " or that ".join(DOES[m] for m in matching) + "."
+    return (same if matching else ""), hint
 
 
 def bugs_for(

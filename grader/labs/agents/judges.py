@@ -4,7 +4,7 @@ verdicts per check kind, against expectations stored in the spec and the referen
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reference.agents import BoundRequirement, action_payoffs, immediate_wins
@@ -16,6 +16,7 @@ from ..kit import Judgement
 from ..kit.messages import answer
 from .cases import Position
 from .hints import STEPS, agent_replays, bugs_for, count_hint, same_count, search_replays
+from .picture import move_details, position_details
 
 WORDS = {1: "a win", 0: "a tie", -1: "a loss"}
 
@@ -59,7 +60,10 @@ def judge_position(observed: list[dict], plan: PositionPlan) -> Judgement:
         verdicts["speedup"] = _speedup(agent, plan)
     if any(not v.passed for v in verdicts.values()):
         named = tuple(sorted(bugs() or ()))
-        verdicts = {k: v if v.passed else Verdict.fail(v.message, named) for k, v in verdicts.items()}
+        drawn = position_details(position)
+        verdicts = {
+            k: v if v.passed else v.with_diagnoses(named).with_details(v.details or drawn) for k, v in verdicts.items()
+        }
     return Judgement(verdicts, bugs)
 
 
@@ -76,7 +80,7 @@ def _value(search: dict, plan: PositionPlan) -> Verdict:
     if search.get("error"):
         return _raised(text, search, plan)
     verdict = check_value(search.get("returned"), plan.expect["payoff"], text)
-    return verdict if verdict.passed else Verdict.fail(verdict.message + _where(plan))
+    return verdict if verdict.passed else replace(verdict, message=verdict.message + _where(plan))
 
 
 def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdict:
@@ -99,11 +103,12 @@ def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdi
                     search_replays(position, plan.alpha, plan.beta) if which == "search" else agent_replays(position)
                 )
                 matching = same_count(replays, steps)
-            note = count_hint(steps, expected, matching)
+            same, hint = count_hint(steps, expected, matching)
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
-                f"cut-off when alpha >= -beta) makes {expected:,}.\n{note}{changed}{_where(plan)}"
+                f"cut-off when alpha >= -beta) makes {expected:,}.{same}{changed}{_where(plan)}",
+                hint=hint,
             )
         lines.append(f"{text}: {steps:,} step calls")
     return Verdict.ok("; ".join(lines) + ", as the chapter's algorithm makes.")
@@ -129,14 +134,14 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
         return Verdict.fail(
             f"{text} returned {returned}, but {wins[0] if len(wins) == 1 else list(wins)} wins at "
             f"once: a move that wins at once must be taken.{_where(plan)}"
-        )
+        ).with_details(move_details(position, returned, wins, "A move that wins at once must be taken."))
     payoffs = action_payoffs(env, position.depth)
     best = max(payoffs.values())
     deep = "" if position.depth is None else f" at depth {position.depth}"
     return Verdict.fail(
         f"{text} returned {returned}, {WORDS.get(payoffs[returned], payoffs[returned])} for the player to move{deep}; "
         f"{optimal} {'is' if len(optimal) == 1 else 'are'} {WORDS.get(best, best)}.{_where(plan)}"
-    )
+    ).with_details(move_details(position, returned, optimal))
 
 
 def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
@@ -156,12 +161,12 @@ def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
     if saving >= plan.min_saving:
         return Verdict.ok(said)
     hint = (
-        " That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
+        "That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
         "improvement as the mover's bound."
         if steps >= unpruned
         else ""
     )
-    return Verdict.fail(said + hint)
+    return Verdict.fail(said, hint=hint)
 
 
 def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:
@@ -191,7 +196,8 @@ def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:
         f"(alpha is the first player's best payoff so far, beta the second's). First: {failures[0]}"
         f"\n{position.drawing()}"
     )
-    return Judgement({"bounds": Verdict.fail(message, tuple(sorted(bugs() or ())))}, bugs)
+    verdict = Verdict.fail(message, tuple(sorted(bugs() or ()))).with_details(position_details(position))
+    return Judgement({"bounds": verdict}, bugs)
 
 
 def _num(requirement: BoundRequirement, alpha: Any, beta: Any, position: Position) -> str:

@@ -8,7 +8,6 @@ from functools import partial
 
 from reference.agents import decide, optimal_actions, run_payoff
 
-from ...checks import Verdict
 from ...spec import Spec
 from ..kit import CasePlan, Judgement
 from ..kit.messages import roll_up
@@ -109,7 +108,7 @@ def judge_random_position(observed: list[dict], main: CasePlan, bounds) -> Judge
 
 def judge_random_match(observed: list[dict], play: MatchPlay) -> Judgement:
     verdict = match_verdict(play)
-    return Judgement({"random": verdict if verdict.passed else Verdict.fail(verdict.message)})
+    return Judgement({"random": verdict if verdict.passed else verdict.with_diagnoses(())})
 
 
 def check_random(spec: Spec) -> None:

@@ -29,7 +29,8 @@ from ...checks import Verdict
 from ...checks.show import describe_error, show
 from ...sandbox.channel import WorkerFailure
 from ..kit import Ask, Judgement
-from .cases import AGENT, GAMES, Match, opponent_agent, opponent_name
+from .cases import AGENT, GAMES, Match, Position, opponent_agent, opponent_name
+from .picture import move_details, position_details
 
 STUDENT = "your agent"
 
@@ -141,21 +142,26 @@ def match_verdict(play: MatchPlay) -> Verdict:
     match, result = play.match, play.result()
     table = ResultTable(STUDENT, (result,)).format()
     problems: list[str] = []
+    pictures: list[dict] = []  # the first problem is drawn in the report
     for number, (record, side) in enumerate(zip(result.games, result.sides), start=1):
         where = f"game {number} (you moved {side})"
         if record.forfeit is not None:
             ply, reason = record.forfeit
             problems.append(f"{where}: your agent forfeited at move {ply + 1} after {list(record.moves)}: {reason}")
+            pictures.append(position_details(Position(match.game, tuple(record.moves), match.depth)))
             continue
         outcome = record.result if side == "first" else -record.result
         if match.game == "ttt" and outcome < 0:
             problems.append(f"{where}: lost, moves {list(record.moves)}")
+            pictures.append(position_details(Position(match.game, tuple(record.moves))))
         if match.game == "conn":
             for ply, action, worth, best, allowed in off_value_moves(record, side, match.depth):
                 problems.append(
                     f"{where}, move {ply + 1}: you played column {action}, worth {worth} at depth {match.depth}, "
                     f"after {list(record.moves[:ply])}; the reference's moves are worth {best}: {allowed}"
                 )
+                before = Position(match.game, tuple(record.moves[:ply]), match.depth)
+                pictures.append(move_details(before, action, allowed, f"{where}, move {ply + 1}."))
                 break
     rule = (
         "no game may be lost"
@@ -165,4 +171,4 @@ def match_verdict(play: MatchPlay) -> Verdict:
     if not problems:
         return Verdict.ok(f"{match.label()}: {rule}, and none was.\n{table}")
     shown = "\n".join(problems[:3]) + (f"\n... and {len(problems) - 3} more" if len(problems) > 3 else "")
-    return Verdict.fail(f"{match.label()}: {rule}.\n{shown}\n{table}")
+    return Verdict.fail(f"{match.label()}: {rule}.\n{shown}\n{table}").with_details(pictures[0] if pictures else None)

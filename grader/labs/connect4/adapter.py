@@ -1,8 +1,10 @@
-"""The `connect4` lab's declarations: its API, check kinds, observer and classic bugs."""
+"""The `connect4` lab's declarations: its API, check kinds, observer, classic bugs and picture."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reference.games import connect4
 
@@ -11,6 +13,7 @@ from ...spec import Spec
 from ..kit import CasePlan, Lab
 from .cases import CASE_KINDS, Connect4Case, read_cases
 from .hints import BUG_HINTS
+from .picture import picture
 from .plans import case_plans, random_plan
 from .random_cases import random_positions
 
@@ -42,6 +45,9 @@ class Connect4Lab(Lab):
         "pd_evaluate": "pd_evaluate(State, time_limit, f) -> (value, limit)",
         "best_move": "best_move(State, time_limit) -> (value, state)",
     }
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        return picture(details)
 
     def cases(self, spec: Spec) -> list[Connect4Case]:
         return read_cases(spec)

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from reference.connect4_search import FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
+from reference.connect4_search import ACCEPTED, FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
 from reference.games import connect4
 
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
-from .cases import GAME
+from .cases import GAME, variant_counts
 from .hints import COUNT_BUGS, board_of, drawn
+from .picture import entry_details, move_details, position_details
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
 SHOWN = 3
@@ -21,8 +22,25 @@ SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking o
 
 def raised(call: dict, text: str, State: tuple) -> Verdict:
     if call.get("stopped"):
-        return Verdict.fail(f"{text} was stopped by the grader ({stop_reason(call)}).\nThe position:{drawn(State)}")
-    return Verdict.fail(f"{text} raised {describe_error(call['error'])}\nThe position:{drawn(State)}")
+        return at(
+            State, Verdict.fail(f"{text} was stopped by the grader ({stop_reason(call)}).\nThe position:{drawn(State)}")
+        )
+    return at(State, Verdict.fail(f"{text} raised {describe_error(call['error'])}\nThe position:{drawn(State)}"))
+
+
+def wrong_entry_details(State: tuple, entry: Any) -> dict:
+    """The position and the state of the first cache entry that does not hold (when its key
+    holds a state at all)."""
+    key = entry.get("key") if isinstance(entry, dict) else None
+    if not isinstance(key, dict) or "state" not in key:
+        return position_details(State)
+    note = "The first entry of gCache that does not hold is about the state on the right."
+    return entry_details(State, key["state"], key.get("limit"), note)
+
+
+def at(State: tuple, verdict: Verdict) -> Verdict:
+    """A failed verdict with the position drawn in the report (unless it has a picture)."""
+    return verdict if verdict.passed or verdict.details else verdict.with_details(position_details(State))
 
 
 def stop_reason(call: dict) -> str:
@@ -41,9 +59,13 @@ def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tupl
     returned = call.get("returned")
     if is_number(returned) and abs(cast(float, returned) - expected) < 1e-12:
         return Verdict.ok(f"{text} returned {show(expected)}, as expected.")
-    return Verdict.fail(
-        f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\nThe position:{drawn(State)}",
-        bugs,
+    return at(
+        State,
+        Verdict.fail(
+            f"{text} returned {show(returned)}; the depth-limited value is {show(expected)}.\n"
+            f"The position:{drawn(State)}",
+            bugs,
+        ),
     )
 
 
@@ -62,8 +84,9 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
         raw_entries = report.get("entries")
         entries: list = raw_entries if isinstance(raw_entries, list) else []
         if report.get("size") is None:
-            return Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs)
+            return at(State, Verdict.fail(f"After {text}, gCache is not a dict ({show(report.get('type'))}).", bugs))
         problems = []
+        wrong: list = []  # the entries behind `problems`
         keys = set()
         game = BudgetedGame(GAME, SEARCH_BUDGET)
         try:
@@ -79,12 +102,16 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
                     seen.add(mark)
                 else:
                     problems.append(problem)
+                    wrong.append(entry)
         except OutOfBudget:
-            return Verdict.fail(
-                f"After {text}, gCache holds {len(entries):,} entries that take the grader more than "
-                f"{SEARCH_BUDGET:,} searched positions to check; a search to limit {limit} from this position "
-                f"stores far fewer. Store only what evaluate found, keyed (State, limit).",
-                bugs,
+            return at(
+                State,
+                Verdict.fail(
+                    f"After {text}, gCache holds {len(entries):,} entries that take the grader more than "
+                    f"{SEARCH_BUDGET:,} searched positions to check; a search to limit {limit} from this position "
+                    f"stores far fewer. Store only what evaluate found, keyed (State, limit).",
+                    bugs,
+                ),
             )
         # entries the observer left out as sent unchanged by the call before (checked there)
         repeated: int = report["repeated"] if type(report.get("repeated")) is int and report["repeated"] >= 0 else 0
@@ -92,12 +119,16 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
             head = f"After {text}, {len(problems)} of the {len(entries) + repeated} entries of gCache do not hold:"
-            return Verdict.fail("\n".join([head, *(said() for said in problems[:SHOWN])]) + more, bugs)
+            verdict = Verdict.fail("\n".join([head, *(said() for said in problems[:SHOWN])]) + more, bugs)
+            return verdict.with_details(wrong_entry_details(State, wrong[0]))
         if (tuple(connect4.encode(State)), limit) not in keys:
-            return Verdict.fail(
-                f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
-                f"found with store_cache(State, limit, alpha, beta, value).\nThe position:{drawn(State)}",
-                bugs,
+            return at(
+                State,
+                Verdict.fail(
+                    f"After {text}, gCache has no entry for (State, {limit}): evaluate must store what it "
+                    f"found with store_cache(State, limit, alpha, beta, value).\nThe position:{drawn(State)}",
+                    bugs,
+                ),
             )
     return Verdict.ok(f"every one of the {checked} cache entries holds for its (State, limit).")
 
@@ -190,10 +221,37 @@ def entry_problem(entry: Any, memo: dict, boards: dict, game: Any, deepest: int)
     return said
 
 
+# the accepted searches (reference.connect4_search.ACCEPTED) as the nodes check names them
+ACCEPTED_SAY = {
+    "seed": "the course's code with heapq",
+    "sorted": "sorted with a key",
+    "fail_hard": "fail-hard",
+    "sorted_fail_hard": "sorted and fail-hard",
+    "previous_round_order": "ordered by the previous round's values",
+}
+
+
+def accepted_pairs(State: tuple, limit: int) -> dict[str, tuple[int, int]]:
+    """Each accepted search's next_states counts, (cold, warm): worked out only when a count
+    fails, to say which count belongs to which search."""
+    cold = variant_counts(State, limit, False, ACCEPTED)
+    warm = variant_counts(State, limit, True, ACCEPTED)
+    return {name: (cold[name], warm[name]) for name in ACCEPTED}
+
+
 def judge_nodes(
-    cold: dict, warm: dict, expected_cold: list, expected_warm: list, text: str, State: tuple, limit: int, counts: Any
+    cold: dict,
+    warm: dict,
+    expected_cold: list,
+    expected_warm: list,
+    text: str,
+    State: tuple,
+    limit: int,
+    counts: Any,
+    accepted: Callable[[], dict[str, tuple[int, int]]] | None = None,
 ) -> Verdict:
-    """`counts()` -> the counts of the COUNT_BUGS searches, cold and warm (only on failure)."""
+    """`counts()` -> the counts of the COUNT_BUGS searches, cold and warm; `accepted()` ->
+    the accepted searches' (default: worked out here); both asked only on failure."""
     for call in (cold, warm):
         if failed(call):
             return raised(call, text, State)
@@ -201,30 +259,69 @@ def judge_nodes(
     if seen_cold in expected_cold and seen_warm in expected_warm:
         return Verdict.ok(
             f"{text} called next_states {seen_cold:,} times on an empty cache and {seen_warm:,} times on a warm one, "
-            f"as an accepted search does."
+            f"counts of the accepted searches."
         )
+    pairs = (accepted or (lambda: accepted_pairs(State, limit)))()
     lines = [
-        f"{text} called next_states {seen_cold:,} times on an empty cache; the accepted searches call it "
-        f"{' or '.join(f'{c:,}' for c in expected_cold)} times.",
-        f"After evaluate at limits 0 to {limit} on one cache (warm), it called next_states "
-        f"{seen_warm:,} times; the accepted searches {' or '.join(f'{c:,}' for c in expected_warm)}.",
+        f"{text} called next_states {seen_cold:,} times on an empty cache and {seen_warm:,} times on a warm one "
+        f"(after evaluate at limits 0 to {limit} on one cache); {_no_accepted(pairs, seen_cold, seen_warm)}.",
+        *_which_fits(pairs, seen_cold, seen_warm),
+        "The accepted searches, empty cache / warm: " + _listed(pairs) + ".",
     ]
     bug_counts = counts()
     which = [name for name, (c, w) in bug_counts.items() if c == seen_cold and w == seen_warm]
     bugs = tuple(sorted(which))
+    hint = ""
     if which:
         lines.append("These are exactly the counts of " + " and of ".join(COUNT_BUGS[n] for n in which) + ".")
     elif seen_cold > max(expected_cold):
-        lines.append(
+        hint = (
             "Your search calls next_states more often: search the successors best first by their cached value "
             "one level down (maxValue: highest first, minValue: lowest first), and let evaluate use gCache."
         )
     else:
-        lines.append(
+        hint = (
             "Your search calls next_states less often than the course's: does it cut off only when value >= beta "
             "(maxValue) or value <= alpha (minValue), and search every successor otherwise?"
         )
-    return Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs)
+    return at(State, Verdict.fail("\n".join(lines) + f"\nThe position:{drawn(State)}", bugs, hint))
+
+
+def _no_accepted(pairs: dict[str, tuple[int, int]], seen_cold: Any, seen_warm: Any) -> str:
+    if any(c == seen_cold for c, _ in pairs.values()) or any(w == seen_warm for _, w in pairs.values()):
+        return "no accepted search makes both counts"
+    return "no accepted search makes either count"
+
+
+def _which_fits(pairs: dict[str, tuple[int, int]], seen_cold: Any, seen_warm: Any) -> list[str]:
+    """For a count that is some accepted search's: whose, and what that search does in the
+    other call (the count that doesn't fit)."""
+    lines = []
+    calls = ((seen_cold, "on the empty cache", "warm"), (seen_warm, "warm", "on the empty cache"))
+    for index, (mine, where, other) in enumerate(calls):
+        owners = [name for name, pair in pairs.items() if pair[index] == mine]
+        if owners:
+            theirs = " or ".join(f"{c:,}" for c in sorted({pairs[n][1 - index] for n in owners}))
+            yours = calls[1 - index][0]
+            whose = "an accepted search" if len(owners) == 1 else "accepted searches"
+            said = ", ".join(ACCEPTED_SAY.get(n, n) for n in owners)
+            lines.append(
+                f"Your count {where} ({mine:,}) is that of {whose} ({said}), which "
+                f"{'calls' if len(owners) == 1 else 'call'} next_states {theirs} times {other}: "
+                f"your count {other} ({yours:,}) doesn't fit."
+            )
+    return lines
+
+
+def _listed(pairs: dict[str, tuple[int, int]]) -> str:
+    """The accepted searches grouped by their pair of counts."""
+    groups: dict[tuple[int, int], list[str]] = {}
+    for name, pair in pairs.items():
+        groups.setdefault(pair, []).append(ACCEPTED_SAY.get(name, name))
+    if len(groups) == 1:
+        (c, w), _ = next(iter(groups.items()))
+        return f"{c:,} / {w:,} (every one)"
+    return "; ".join(f"{c:,} / {w:,} ({', '.join(names)})" for (c, w), names in groups.items())
 
 
 def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tuple[str, ...] = ()) -> Verdict:
@@ -240,7 +337,7 @@ def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tupl
     if not failures:
         return Verdict.ok(f"all {len(probes)} calls with narrowed windows met the bound specification.")
     head = f"{len(failures)} of {len(probes)} calls with narrowed windows broke the bound specification:"
-    return Verdict.fail("\n".join([head, *failures[:SHOWN]]) + f"\nThe position:{drawn(State)}", bugs)
+    return at(State, Verdict.fail("\n".join([head, *failures[:SHOWN]]) + f"\nThe position:{drawn(State)}", bugs))
 
 
 def rounds(call: dict, State: tuple) -> list[list]:
@@ -330,7 +427,7 @@ def judge_deepening(call: dict, State: tuple, values: list, time_limit: float, t
         last = steps[-1]
         why = "the value is decided" if decided(last[1]) else f"the time limit of {time_limit} s had passed"
         return Verdict.ok(f"{text} searched to limits 0 to {last[0]} and stopped because {why}."), shown
-    return Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}"), shown
+    return at(State, Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}")), shown
 
 
 def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list, text: str) -> Verdict:
@@ -338,7 +435,10 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
         return raised(call, text, State)
     steps = rounds(call, State)
     if not steps or not isinstance(steps[-1][0], int):
-        return Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}")
+        return at(
+            State,
+            Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}"),
+        )
     limit = steps[-1][0]
     if limit == stored_limit:
         optimal = stored_moves
@@ -347,7 +447,9 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
     value = depth_limited_value(State, limit)
     move = call.get("move")
     if not isinstance(move, dict):
-        return Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+        return at(
+            State, Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+        )
     successors = [connect4.encode(s) for s in connect4.next_states(State, connect4.gPlayers[0])]
     problems = []
     if move.get("state") not in successors:
@@ -362,9 +464,12 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
             f"Its value is {show(move.get('value'))}; the position's value at limit {limit} is {show(value)}."
         )
     if problems:
-        return Verdict.fail(
+        verdict = Verdict.fail(
             f"{text} returned {show(call.get('returned'))}.\n" + "\n".join(problems) + f"\nThe position:{drawn(State)}"
         )
+        if move.get("state") in successors and move["state"] not in optimal:
+            return verdict.with_details(move_details(State, move["state"], optimal, limit))
+        return at(State, verdict)
     return Verdict.ok(
         f"{text} returned an optimal move at limit {limit} ({len(optimal)} of {len(successors)} moves are optimal)."
     )
@@ -375,12 +480,14 @@ RESULTS = {1: "X wins", 0: "a draw", -1: "O wins"}
 
 def judge_solved(observed: list[dict], states: list[tuple], results: list, time_limit: float) -> Verdict:
     wrong = []
+    first: tuple | None = None  # the first position not solved, drawn in the report
     for index, (State, result) in enumerate(zip(states, results)):
         call = observed[index] if index < len(observed) else {"error": {"type": "NoAnswer", "message": ""}}
         f = "maxValue" if connect4.to_move(State) == connect4.gPlayers[0] else "minValue"
         text = f"pd_evaluate(State, {time_limit}, {f})"
         if failed(call):
             wrong.append(raised(call, text, State).message)
+            first = first or State
             continue
         got = pair(call.get("returned"))
         if got is None or not same_number(got[0], result):
@@ -389,7 +496,9 @@ def judge_solved(observed: list[dict], states: list[tuple], results: list, time_
                 f"{RESULTS[result]} ({result}).\nThe position ({connect4.to_move(State)} to move):"
                 f"{drawn(State)}"
             )
+            first = first or State
     if not wrong:
         return Verdict.ok(f"all {len(states)} end-game positions solved: the game-theoretic result every time.")
     head = f"{len(wrong)} of {len(states)} end-game positions were not solved:"
-    return Verdict.fail("\n".join([head, *wrong[:SHOWN]]))
+    verdict = Verdict.fail("\n".join([head, *wrong[:SHOWN]]))
+    return at(first, verdict) if first is not None else verdict

@@ -77,9 +77,7 @@ def search_plan(
             warm_text = f"evaluate at limits 0 to {limit} on one cache"
             checked = [(text, cold, State, limit), (warm_text, answer(observed, len(calls) - 1), State, limit)]
             verdict = judge_cache(checked)
-            verdicts["cache"] = (
-                verdict if verdict.passed else type(verdict).fail(verdict.message, tuple(sorted(bugs())))
-            )
+            verdicts["cache"] = verdict if verdict.passed else verdict.with_diagnoses(tuple(sorted(bugs())))
         if "nodes" in kinds:
             verdicts["nodes"] = judge_nodes(
                 cold,
@@ -93,7 +91,7 @@ def search_plan(
             )
             if not verdicts["nodes"].passed:
                 named = tuple(sorted(set(verdicts["nodes"].diagnoses) | bugs()))
-                verdicts["nodes"] = type(verdicts["nodes"]).fail(verdicts["nodes"].message, named)
+                verdicts["nodes"] = verdicts["nodes"].with_diagnoses(named)
         return Judgement(verdicts, bugs)
 
     return CasePlan(name, request(f"{name}/search", calls), kinds, judge, visibility, points or {})
@@ -140,7 +138,7 @@ def bounds_plan(case: Connect4Case) -> CasePlan:
         paired = [(probe, answer(observed, i)) for i, probe in enumerate(probes)]
         verdict = judge_bounds(paired, State)
         if not verdict.passed:
-            verdict = type(verdict).fail(verdict.message, tuple(sorted(bugs())))
+            verdict = verdict.with_diagnoses(tuple(sorted(bugs())))
         return Judgement({"bounds": verdict}, bugs)
 
     header = case.header
@@ -165,16 +163,16 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
     def judge(observed: list[dict]) -> Judgement:
         verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text)
         steps_decided = values and values[-1] in (-1, 1)
-        if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one
-            consistent = frozenset(SEARCH_BUGS)
-            shown = set()
+        if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one (named when
+            consistent = frozenset(SEARCH_BUGS)  # one explains every case)
+            shown = set(SEARCH_BUGS)
         elif shown:
             consistent = frozenset(shown)
         else:  # behaved correctly here: the bug that would not have is ruled out
             ruled_out = "deepening_ignores_decided" if steps_decided else "deepening_ignores_time"
             consistent = frozenset(BUGS) - {ruled_out}
         if not verdict.passed:
-            verdict = type(verdict).fail(verdict.message, tuple(sorted(shown)))
+            verdict = verdict.with_diagnoses(tuple(sorted(shown)))
         return Judgement({"deepening": verdict}, consistent)
 
     return CasePlan(

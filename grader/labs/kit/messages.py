@@ -34,7 +34,8 @@ def roll_up(
     """A random case's verdicts as its one `random` verdict: `ok` when all pass, else the
     failing messages (`tag_kinds`: each prefixed with the kinds it failed; `dedupe`: an
     error that fails several kinds alike is said once), the classic bugs named by any of
-    them, and `suffix` (what the case was)."""
+    them, their direction hints (each once), `suffix` (what the case was), and `details`
+    (default: the first failing verdict's picture)."""
     failing: dict[str, list[str]] = {}
     messages: list[str] = []
     for kind, verdict in verdicts.items():
@@ -48,4 +49,10 @@ def roll_up(
     else:
         text = "\n".join(failing if dedupe else messages)
     bugs = tuple(sorted({bug for verdict in verdicts.values() if not verdict.passed for bug in verdict.diagnoses}))
-    return Verdict.fail(text + suffix, bugs).with_details(details)
+    hints = dict.fromkeys(verdict.hint for verdict in verdicts.values() if not verdict.passed and verdict.hint)
+    drawn = (
+        details
+        if details is not None
+        else next((v.details for v in verdicts.values() if not v.passed and v.details), None)
+    )
+    return Verdict.fail(text + suffix, bugs, "\n".join(hints)).with_details(drawn)

@@ -1,8 +1,10 @@
-"""The `negamax` lab's declarations: its API, check kinds, observer, games and classic bugs."""
+"""The `negamax` lab's declarations: its API, check kinds, observer, games, classic bugs and picture."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from reference.games import GAMES, load_game
 
@@ -11,6 +13,7 @@ from ...spec import Spec
 from ..kit import CasePlan, Lab
 from .cases import BoundsCase, PositionCase, read_cases
 from .hints import SIGN_HINTS
+from .picture import picture
 from .plans import bounds_plans, position_plans, random_plan
 from .random_cases import random_positions
 
@@ -34,6 +37,9 @@ class NegamaxLab(Lab):
         "alphaBeta": "alphaBeta(State, player, alpha, beta)",
         "best_move": "best_move(State, player)",
     }
+
+    def picture(self, details: Mapping[str, Any]) -> str:
+        return picture(details)
 
     def cases(self, spec: Spec) -> list[PositionCase | BoundsCase]:
         return read_cases(spec)

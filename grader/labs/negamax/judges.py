@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
 
 from ...checks import Verdict
-from ...checks.bounds import BoundProbe, check_bounds
+from ...checks.bounds import BoundProbe, check_bounds, meets_bound
 from ...checks.expansions import first_divergence
 from ...checks.show import describe_error, is_number, show
 from ...checks.value import check_value
@@ -21,6 +22,7 @@ from ..kit.observations import answer_at
 from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
 from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
 from .hints import count_hint, sign_error
+from .picture import move_details, position_details, search_details
 
 SHOWN_FAILURES = 5
 
@@ -32,13 +34,35 @@ def judge_search(observed: list[StateCall], case: SearchCase) -> Judgement:
     seen = answer_at(observed)
     hint = once(lambda: sign_error(seen, position, window))
     verdicts = {}
+    picture = position_details(position)
     if "value" in case.kinds:
         verdicts["value"] = value_verdict(seen, case.value, position, call_text, hint)
     if "nodes" in case.kinds:
         search = alphabeta_value(position.game, position.state, position.player, *window)
         counts = Counts(case.calls, case.expansions, search.trace)
         verdicts["nodes"] = nodes_verdict(seen, counts, position, call_text, hint)
-    return Judgement({k: with_game(v, position.game) for k, v in verdicts.items()}, hint)
+        picture = traced_picture(seen, counts, position, verdicts["nodes"].passed)
+    return Judgement(
+        {k: pictured(with_game(v, position.game), picture, k == "nodes") for k, v in verdicts.items()}, hint
+    )
+
+
+def traced_picture(seen: StateCall, counts: Counts, position: Position, same: bool) -> dict:
+    """The states each search expanded, drawn (up to the first difference; nothing but the
+    position when they are the same)."""
+    expanded = seen.get("expanded")
+    states = expanded if isinstance(expanded, list) and not same else []
+    total = seen.get("expansions")
+    total = total if isinstance(total, int) and not isinstance(total, bool) else len(states)
+    reference = list(counts.trace) if not same or position.game.name == "tree" else []
+    if same and position.game.name == "tree":
+        states = reference
+    return search_details(position, states, reference, (total, counts.expansions))
+
+
+def pictured(verdict: Verdict, picture: dict | None, always: bool = False) -> Verdict:
+    """A failed verdict (`always`: any) with the report's picture."""
+    return verdict.with_details(picture) if picture and (always or not verdict.passed) else verdict
 
 
 def judge_move(observed: list[StateCall], case: MoveCase) -> Judgement:
@@ -48,9 +72,28 @@ def judge_move(observed: list[StateCall], case: MoveCase) -> Judgement:
     return Judgement({"choice": with_game(verdict, position.game)})
 
 
+def choice_picture(observed: StateCall, position: Position, optimal: list) -> dict | None:
+    """A move that is one of the position's but not optimal, next to an optimal one; else the position."""
+    move = observed.get("move")
+    chosen = move.get("state") if isinstance(move, dict) else None
+    successors = [position.game.encode(s) for s in position.successors()]
+    if chosen in successors and chosen not in optimal:
+        return move_details(position, chosen, optimal)
+    return position_details(position)
+
+
 def judge_bounds(observed: list[StateCall], case: WindowsCase) -> Judgement:
     """Every `alphaBeta` call with a narrowed window against the bound specification."""
     return Judgement({"bounds": with_game(bounds_verdict(list(case.probes), observed), case.game)})
+
+
+def bounds_picture(probes: list[tuple[BoundProbe, Position]], observed: list[StateCall]) -> dict | None:
+    """The position of the first call that broke the bound specification."""
+    for index, (probe, position) in enumerate(probes):
+        call = answer_at(observed, index)
+        if call.get("error") or not meets_bound(call.get("returned"), probe):
+            return position_details(position)
+    return None
 
 
 def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
@@ -73,6 +116,10 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
         "choice": choice_verdict(answer_at(observed, 1), position, value, optimal, position.call("best_move")),
         "bounds": bounds_verdict(list(case.windows.probes), observed[2:]),
     }
+    if not verdicts["nodes"].passed or not verdicts["value"].passed:
+        counts = Counts(search.calls, search.next_states_calls, search.trace)
+        drawn = traced_picture(answer_at(observed), counts, position, verdicts["nodes"].passed)
+        verdicts = {k: pictured(v, drawn) if k in ("value", "nodes") else v for k, v in verdicts.items()}
     ok = (
         f"value, num_value_call, next_states calls, best_move and the bound specification all right at "
         f"{position.text} ({game_name(game)})."
@@ -82,11 +129,12 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
 
 
 def raised(observed: StateCall, call: str, position: Position) -> Verdict:
-    return Verdict.fail(f"{call} raised {describe_error(observed.get('error') or {})}\n{position.drawing()}")
+    verdict = Verdict.fail(f"{call} raised {describe_error(observed.get('error') or {})}\n{position.drawing()}")
+    return pictured(verdict, position_details(position))
 
 
 def with_game(verdict: Verdict, game: Game) -> Verdict:
-    return verdict if verdict.passed else Verdict.fail(verdict.message + game_line(game), verdict.diagnoses)
+    return verdict if verdict.passed else replace(verdict, message=verdict.message + game_line(game))
 
 
 def once(compute: Callable[[], frozenset[str]]) -> Callable[[], frozenset[str]]:
@@ -110,7 +158,7 @@ def value_verdict(
         return verdict
     meaning = f"Player {position.player} {OUTCOMES.get(expected, 'gets this value')} from here."
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
-    return Verdict.fail(f"{verdict.message} {meaning}\n{position.drawing()}", bugs)
+    return replace(verdict, message=f"{verdict.message} {meaning}\n{position.drawing()}", diagnoses=bugs)
 
 
 def nodes_verdict(
@@ -122,8 +170,8 @@ def nodes_verdict(
 ) -> Verdict:
     """`num_value_call` against the reference's count, and the states `next_states` was
     called on against the reference's, each reported on its own. When a sign error reads
-    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: it
-    is left out, and the sign error is named as a diagnosis instead."""
+    exactly these states (`sign_bugs`), the hint about pruning and order would mislead: the
+    sign error is named as a diagnosis, and the pipeline leaves the hint out."""
     if observed.get("error"):
         return raised(observed, call, position)
     counter_ok, counter_line = counter_check(observed.get("counter"), expected.calls, call)
@@ -141,8 +189,7 @@ def nodes_verdict(
         )
         if counter_ok:
             return Verdict.ok(f"{counter_line} {states_line}")
-        hint = count_hint(observed.get("counter"), expected.calls)
-        return Verdict.fail("\n".join(line for line in (counter_line, states_line, hint) if line))
+        return Verdict.fail(f"{counter_line}\n{states_line}", hint=count_hint(observed.get("counter"), expected.calls))
     off = f" ({difference(expansions, expected.expansions)})" if expansions != expected.expansions else ""
     states_line = (
         f"next_states was called {counted(expansions, 'time')}; the reference calls it "
@@ -161,8 +208,13 @@ def nodes_verdict(
             "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state."
         )
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()
-    lines = [counter_line, states_line, divergence or "", "" if bugs else hint, position.drawing()]
-    return Verdict.fail("\n".join(line for line in lines if line), bugs)
+    if counter_ok:  # the count alone is right: say so without calling the check passed
+        counter_line = (
+            f"{call} called value {counted(expected.calls, 'time')}, the reference's count, but did not "
+            f"search the reference's states:"
+        )
+    lines = [counter_line, states_line, divergence or "", position.drawing()]
+    return Verdict.fail("\n".join(line for line in lines if line), bugs, hint)
 
 
 def counter_check(counter: Any, expected: int, call: str) -> tuple[bool, str]:
@@ -239,7 +291,8 @@ def choice_verdict(observed: StateCall, position: Position, expected: int, optim
             f"Its value is {show(move.get('value'))}, but the state is worth {expected} to player {position.player}."
         )
     if problems:
-        return Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
+        verdict = Verdict.fail(f"{call} returned {show(returned)}.\n" + "\n".join(problems) + f"\n{position.drawing()}")
+        return pictured(verdict, choice_picture(observed, position, optimal))
     return Verdict.ok(
         f"{call} returned the value {expected} and an optimal move "
         f"({len(optimal)} of the {len(successors)} moves are optimal)."
@@ -254,6 +307,7 @@ def bounds_verdict(probes: list[tuple[BoundProbe, Position]], observed: list[Sta
         results.append((probe, call.get("returned"), error))
     if len(observed) < len(probes):
         results.append((probes[len(observed)][0], None, "got no answer: an earlier call ended the process"))
-    return check_bounds(
+    verdict = check_bounds(
         results, function="alphaBeta", shown=SHOWN_FAILURES, describe=lambda index: probes[index][1].drawing()
     )
+    return pictured(verdict, bounds_picture(probes, observed))

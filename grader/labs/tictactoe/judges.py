@@ -249,6 +249,7 @@ def pruned_verdict(observation: BoardCall, position: Position, expected: Expecte
     elif index is not None:
         lines.append(f"After the reference's last expansion, your search went on with:\n{drawn(seen[index])}")
     finished = next((label for label in seen if (board := board_of(label)) is not None and game_over(board)[0]), None)
+    hint = ""
     if finished is not None:
         state = game_state(finished, game_over(parse_board(finished)))
         lines.append(
@@ -257,28 +258,31 @@ def pruned_verdict(observation: BoardCall, position: Position, expected: Expecte
             f"finished."
         )
     elif total > reference.count:
-        lines.append(
+        hint = (
             "Your search prunes less than the reference: stop the loop as soon as maxUtility >= beta "
             "(minUtility <= alpha), and raise alpha (lower beta) whenever the best utility improves it."
         )
     elif total < reference.count:
-        lines.append(
+        hint = (
             "Your search skips boards the reference expands: go through every child in the order "
             "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
             "only boards where someone has won or no cell is empty as finished."
         )
     lines.append(position.drawing())
-    cut = len(seen) if index is None else index + 1  # enough for the picture: up to the first difference
-    # the lists stop at the first difference; the totals are the whole searches' counts
+    # enough for the picture: the last expansion in common and the first that differs
+    # (`offset` before them left out); the totals are the whole searches' counts
+    cut = len(seen) if index is None else index + 1
+    start = cut if index is None else max(index - 1, 0)
     details = {
         "view": "boards",
         "board": position.board,
-        "seen": seen[:cut],
-        "expected": full[:cut],
+        "offset": start,
+        "seen": seen[start:cut],
+        "expected": full[start:cut],
         "seen_total": total,
         "expected_total": reference.count,
     }
-    return Verdict.fail("\n".join(lines)).with_details(details)
+    return Verdict.fail("\n".join(lines), hint=hint).with_details(details)
 
 
 def choice_verdict(observation: BoardCall, position: Position, expected: Expected, call: str) -> Verdict:
@@ -286,6 +290,7 @@ def choice_verdict(observation: BoardCall, position: Position, expected: Expecte
     if not (choice is None or isinstance(choice, str)):
         choice = f"{NOT_A_BOARD}{show(choice)}"
     optimal = sorted(expected.moves)
+    hint = ""
     if choice in expected.moves:
         return Verdict.ok(
             f"{call} chose an optimal move ({len(optimal)} of {len(position.children())} moves are optimal)."
@@ -312,14 +317,14 @@ def choice_verdict(observation: BoardCall, position: Position, expected: Expecte
             + side_by_side(("your move", choice), (f"an optimal move{more}", optimal[0]))
         )
         if observation.get("points") == expected.points:
-            text += (
-                "\nYour score is right, so most likely the choice changed on a child that only tied the "
+            hint = (
+                "Your score is right, so most likely the choice changed on a child that only tied the "
                 "best so far: under pruning such a tie may be only a bound, so change choice only on a "
                 "strict improvement (utility > maxUtility)."
             )
         else:
             text += "\nYour score is wrong too (see the value check): the move follows from the utilities."
-    return Verdict.fail(f"{text}\n{position.drawing()}")
+    return Verdict.fail(f"{text}\n{position.drawing()}", hint=hint)
 
 
 def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[BoardCall]) -> Verdict:

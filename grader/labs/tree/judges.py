@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 
 from reference.tree_search import alphabeta
 from reference.trees import GameTree
@@ -36,6 +37,10 @@ def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
         verdicts["nodes"] = check_count(len(reads), case.nodes, READS, NO_READS_HINT if not reads else "")
     if "pruned" in kinds:
         verdicts["pruned"] = judge_pruned(tree, reads, list(case.expected_order), bugs)
+    # a bug that reads and returns what the student's search did explains a wrong value or count too
+    verdicts = {
+        k: v if v.passed or v.diagnoses else v.with_diagnoses(tuple(sorted(bugs()))) for k, v in verdicts.items()
+    }
     picture = tree_details(tree, reads, list(case.expected_order), call.get("returned"), case.value)
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
@@ -84,6 +89,5 @@ def judge_pruned(
         + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
         + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else ".")
     )
-    if not reads:
-        summary = f"{NO_READS_HINT}\n{summary}"
-    return check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
+    verdict = check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
+    return replace(verdict, hint=NO_READS_HINT) if not reads else verdict
