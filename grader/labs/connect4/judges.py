@@ -15,6 +15,9 @@ from .cases import GAME
 from .hints import COUNT_BUGS, board_of, drawn
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
+# set by the grader on a timed call's observation (plans.timed): seconds from sending the
+# request to having the answer, by the grader's clock, which the student's process can't slow
+GRADER_SECONDS = "grader_seconds"
 SHOWN = 3
 SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking one call's cache
 
@@ -309,6 +312,17 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
         problems.append(
             f"pd_evaluate stopped after limit {limit} ({ended:.3f} s), before the time limit of "
             f"{time_limit} s, with the undecided value {show(value)}."
+        )
+    clock = call.get(GRADER_SECONDS)
+    outside = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
+    timed = GRADER_SECONDS in call  # every deepening request is (plans.timed); a judge's own test may not be
+    if timed and not decided(value) and not problems and (outside is None or outside < time_limit):
+        # the rounds' times are the student's process's word; that the time was up must hold by
+        # the grader's clock too (an honest pd_evaluate returns after time_limit has passed)
+        said = "an answer too large to be the observer's" if outside is None else f"{outside:.3f} s"
+        problems.append(
+            f"pd_evaluate returned with the undecided value {show(value)} after {said} by the grader's "
+            f"clock, before its time limit of {time_limit} s: the time was not up."
         )
     got = pair(call.get("returned"))
     if got is None or not (same_number(got[0], value) and got[1] == limit):
