@@ -136,3 +136,15 @@ def test_a_deepening_that_stops_early_and_rewrites_its_times_gains_nothing(tmp_p
     assert all("by the grader's clock" in t.output for t in deepening), [t.output for t in deepening]
     correct = grade(FIXTURES / "connect4" / "correct_seed.py", "connect4", spec)
     assert correct.score == correct.max_score, [t.output for t in correct.tests if not t.passed]
+
+
+def test_a_cache_report_that_hides_entries_as_repeated_gains_nothing(tmp_path):
+    """The observer leaves out of a report the entries an earlier report of the request held
+    (`repeated`); a forged report of swapped flags moved every wrong entry there."""
+    forged_path = FIXTURES / "connect4" / "forged_cache_repeated.py"
+    spec = only(load_spec(spec_path("connect4")), {"centre-5", "three-centre"})
+    forged = grade(forged_path, "connect4", spec)
+    honest = grade(without_forgery(forged_path, tmp_path, "# --- the forgery"), "connect4", spec)
+    assert gains(forged, honest) == {}
+    said = [t.output for t in forged.tests if t.kind == "cache" and not t.passed]
+    assert said and any("was it tampered with?" in text for text in said), said

@@ -57,6 +57,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     boards: dict = {}  # each key's board, decoded and checked once
     checked = 0
     seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
+    room = 0  # entries the reports before this one held: the most this one may leave out as repeated
     for text, call, State, limit in calls:
         if failed(call):
             return raised(call, text, State)
@@ -91,6 +92,13 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
             )
         # entries the observer left out as sent unchanged by the call before (checked there)
         repeated: int = report["repeated"] if type(report.get("repeated")) is int and report["repeated"] >= 0 else 0
+        if repeated > room:  # the student's process's word, held to what was sent before
+            return Verdict.fail(
+                f"After {text}, the report of gCache leaves out {repeated:,} entries as sent before, but the "
+                f"reports before it held {room:,}: it is not the grader's observer's (was it tampered with?).",
+                bugs,
+            )
+        room = len(entries) + repeated
         checked += len(entries) + repeated
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
