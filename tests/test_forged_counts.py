@@ -89,19 +89,19 @@ def test_the_chapters_agent_keeps_its_speedup_with_the_hidden_positions(speedup_
 
 
 def test_the_hidden_positions_come_from_the_seed_and_never_make_the_public_count():
+    from grader.labs.agents.cases import Position
     from grader.labs.agents.judges import witness_steps
+    from grader.labs.agents.plans import speedup_witnesses
 
-    lab, spec = get_lab("agents"), load_spec(spec_path("agents"))
-
-    def witnesses(seed: int) -> list[list]:
-        plans = [p for p in lab.plans(spec, seed) if "speedup" in p.kinds]
-        return [[c["moves"] for c in p.request["calls"] if "moves" in c] for p in plans]
+    def witnesses(seed: int) -> tuple[Position, ...]:
+        return speedup_witnesses("conn-first-move", Position("conn", (), 3), seed, 532)
 
     assert witnesses(3) == witnesses(3) and witnesses(3) != witnesses(4)
-    from grader.labs.agents.cases import Position
-
-    for moves in witnesses(3)[1]:  # Connect Four at depth 3: most early positions make 532
-        assert witness_steps(Position("conn", tuple(moves), 3)) != 532
+    for seed in range(20):  # Connect Four at depth 3: most early positions make the first move's 532
+        assert all(witness_steps(w) != 532 for w in witnesses(seed))
+    lab, spec = get_lab("agents"), load_spec(spec_path("agents"))
+    speedup = [p for p in lab.plans(spec, 3) if "speedup" in p.kinds]
+    assert len(speedup) == 2 and all(p.play is not None for p in speedup)  # the hidden request is asked after
 
 
 # --- negamax: `nodes` from a record of next_states calls ---------------------------------------

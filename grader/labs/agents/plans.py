@@ -4,12 +4,14 @@ each paired with its judge; matches are interactive plans (`tournaments.MatchPla
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from reference.agents import bound_requirement, immediate_wins, true_payoff, window
 
-from ..kit import CasePlan
+from ...sandbox.channel import WorkerFailure
+from ..kit import Ask, CasePlan
 from .cases import AGENT, GAMES, SEARCH, Match, MatchCase, Position, PositionCase
 from .judges import BoundsPlan, PositionPlan, judge_bounds, judge_position, witness_steps
 from .tournaments import MatchPlay, judge_match
@@ -58,6 +60,22 @@ def speedup_witnesses(name: str, position: Position, seed: int, public: int) -> 
     return tuple(found)
 
 
+def with_witnesses(request: dict, witnesses: tuple[Position, ...], seed: int) -> Callable[[Ask], list | WorkerFailure]:
+    """The case's own request, then the agent on its hidden witnesses in a request of their
+    own (each within its own time limit: the case's own calls get the time they always had);
+    the observations of both, in that order, or the failure that stopped either."""
+
+    def play(ask: Ask) -> list | WorkerFailure:
+        own = ask(request)
+        if isinstance(own, WorkerFailure):
+            return own
+        calls = [dict(agent_call(w, seed), moves=list(w.moves)) for w in witnesses]
+        hidden = ask({**request, "id": f"{request['id']}/hidden", "calls": calls})
+        return hidden if isinstance(hidden, WorkerFailure) else [*own, *hidden]
+
+    return play
+
+
 def position_plans(
     name: str,
     position: Position,
@@ -82,16 +100,17 @@ def position_plans(
         calls = ([search_call(position, alpha, beta)] if search else []) + (
             [agent_call(position, seed)] if agent else []
         )
-        calls += [dict(agent_call(w, seed), moves=list(w.moves)) for w in witnesses]
         plan = PositionPlan(position, alpha, beta, main, search, agent, expect, min_saving, replay, witnesses)
+        request = position_request(name, position, calls)
         plans.append(
             CasePlan(
                 name,
-                position_request(name, position, calls),
+                {"id": name} if witnesses else request,
                 main,
                 partial(judge_position, plan=plan),
                 visibility,
                 points or {},
+                play=with_witnesses(request, witnesses, seed) if witnesses else None,
                 prepare=(lambda: [witness_steps(w) for w in witnesses]) if witnesses else None,
             )
         )
