@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -19,7 +20,7 @@ from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import kernel_zygote
 from grader.sandbox import session as session_module
-from grader.sandbox.identity import grader_is_root, lease
+from grader.sandbox.identity import STUDENT_GID, grader_is_root, lease
 from grader.sandbox.notebook import KernelWorker
 from grader.spec import load_spec
 from grader.spec.model import Limits
@@ -150,7 +151,7 @@ def test_a_forked_kernel_is_confined_as_any_kernel_and_cannot_reach_the_zygote(t
     status = {words[1]: words[2] for words in lines if words[:1] == ["STATUS"]}
     assert {status[k] for k in ("CapInh:", "CapPrm:", "CapEff:", "CapAmb:", "CapBnd:")} == {"0000000000000000"}
     assert status["NoNewPrivs:"] == "1"
-    assert status["Uid:"] != "0" and int(status["Uid:"]) in range(61000, 61256) and status["Gid:"] == "61000"
+    assert status["Uid:"] != "0" and int(status["Uid:"]) in range(61000, 61256) and status["Gid:"] == str(STUDENT_GID)
     if isolation_module.filter_program_available():
         assert status["Seccomp:"] == "2"
     assert not [words for words in lines if words[:1] == ["WROTE"]], out
@@ -202,3 +203,37 @@ def test_a_zygote_that_died_is_replaced_and_turned_off_means_off(tmp_path, monke
     finally:
         worker.close()
         identity.release()
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_fork_inherits_nothing_of_the_gradings_before_it(tmp_path, monkeypatch, level):
+    """Several notebooks graded in one grader process, all forked from one zygote; each
+    scans every readable anonymous mapping of its own process (the heap a fork inherits,
+    freed memory included) for abgrade folder names: it finds its own, never one of an
+    earlier grading (work folder, kernel folder, cgroup, the submission's folder; the
+    environment's HOME and TMPDIR are the work folder)."""
+    monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVEL_OF[level])
+    spawned = []
+    spawn = kernel_zygote.KernelZygote.spawn
+
+    def counted(self, *args, **kwargs):
+        spawned.append(spawn(self, *args, **kwargs))
+        return spawned[-1]
+
+    monkeypatch.setattr(kernel_zygote.KernelZygote, "spawn", counted)
+    scan = (HOSTILE / "scans_own_memory.py").read_text()
+    earlier: set[str] = set()
+    for _ in range(3):
+        folder = tmp_path / f"abgrade-scan-{uuid.uuid4().hex[:12]}"
+        folder.mkdir()
+        path = notebook_from_py(SOLUTION, folder / "lab.ipynb", after=[scan])
+        report = grade_submission(path, get_lab("tree"), load_spec(SPEC), seed=1)
+        assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+        words = [line.split() for line in report.student_output.splitlines()]
+        found = {w[1] for w in words if w[:1] == ["FOUND"] and len(w) > 1}
+        own = {w[1] for w in words if w[:1] == ["OWN"] and len(w) > 1}
+        assert any(w[:1] == ["SCANNED"] for w in words), report.student_output
+        assert own & found, (own, found)  # the scan sees the heap: its own folder names are there
+        assert not found & earlier, f"an earlier grading's names in a fork: {sorted(found & earlier)}"
+        earlier |= own | {folder.name}
+    assert len(spawned) >= 3, kernel_zygote.note()

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
 from grader.sandbox.cgroup import StudentCgroups
-from grader.sandbox.identity import StudentIdentity, grader_is_root, hand_over
+from grader.sandbox.identity import STUDENT_GID, StudentIdentity, grader_is_root, hand_over
 from grader.spec import load_spec
 
 from .notebook_builder import notebook_from_py
@@ -204,9 +205,7 @@ def _as_student(uid: int, gid: int, *argv: str) -> subprocess.CompletedProcess:
 
 
 @needs_root
-@pytest.mark.skipif(
-    not Path("/usr/bin/setpriv").exists() or not shutil.which("setfacl"), reason="needs setpriv, setfacl"
-)
+@pytest.mark.skipif(not Path("/usr/bin/setpriv").exists(), reason="needs setpriv")
 def test_parallel_gradings_at_the_process_level_never_close_each_others_way():
     """A batch keeps every grading's work folder in a closed (0700) job folder inside a closed
     run folder. Opening the way for one grading must not close it for another (it once did,
@@ -214,7 +213,7 @@ def test_parallel_gradings_at_the_process_level_never_close_each_others_way():
     open it to the other's uid."""
     from grader.sandbox import acl
 
-    gid, first, second = 61000, 61990, 61991  # outside the pool: no lease is disturbed
+    gid, first, second = STUDENT_GID, 61990, 61991  # outside the pool: no lease is disturbed
     run = Path(tempfile.mkdtemp(prefix="abgrade-acl-test-"))  # under /tmp, which every user may traverse
     try:
         works = {}
@@ -227,13 +226,19 @@ def test_parallel_gradings_at_the_process_level_never_close_each_others_way():
             identity = StudentIdentity(uid, gid)
             hand_over(work, identity)
             works[uid] = work
+        holds = {uid: acl.AclHold() for uid in works}
         for uid, work in works.items():  # the order of a batch: each grading opens its own way
-            acl.open_way(isolation_module.INTERPRETER_PATHS, [str(work)], gid, uid)
+            holds[uid].open_way(isolation_module.INTERPRETER_PATHS, [str(work)], gid, uid)
         for uid, work in works.items():
             read = _as_student(uid, gid, sys.executable, "-c", f"print(open({str(work / 'lab.py')!r}).read())")
             assert read.returncode == 0 and "x = 1" in read.stdout, read.stderr
         peek = _as_student(second, gid, "ls", str(works[first].parent))
         assert peek.returncode != 0, peek.stdout
+        holds[first].release()  # the first grading ends: the second still reaches its own work
+        read = _as_student(second, gid, "cat", str(works[second] / "lab.py"))
+        assert read.returncode == 0 and "x = 1" in read.stdout, read.stderr
+        holds[second].release()
+        assert _as_student(second, gid, "cat", str(works[second] / "lab.py")).returncode != 0
     finally:
         shutil.rmtree(run)
 
@@ -392,9 +397,24 @@ def test_a_grader_that_is_not_root_confines_students_in_their_own_user_namespace
     for path in paths:
         os.chmod(path, 0o644)
     readable = [*isolation_module.INTERPRETER_PATHS, str(PROJECT), str(tmp_path), sys.prefix]
-    acl.open_way_to_group(readable, GRADER_UID)
     env = {key: value for key, value in os.environ.items() if not key.startswith("ABGRADE_")}
-    done = subprocess.run(
+    with acl.AclHold() as hold:  # the way for the grader's uid, for this test only
+        hold.open_way_to_group(readable, GRADER_UID)
+        done = _run_as_grader(paths, env)
+    out = done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert out.count("SCORE 8.0 8.0") == 2, out
+    assert "isolation: namespaces (own user namespace" in out
+    # setuid(0) "succeeds": it is uid 0 of its own namespace already, which maps to the grader's uid
+    assert [line.split()[:3] for line in out.splitlines() if line.startswith("GAINED")] == [["GAINED", "setuid", "0"]]
+    for key in ("CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"):
+        assert f"STATUS {key} 0000000000000000" in out
+    assert "STATUS NoNewPrivs: 1" in out and "WROTE" not in out
+
+
+def _run_as_grader(paths: list[Path], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The grader as an unprivileged user (GRADER_UID), grading `paths` in one process."""
+    return subprocess.run(
         [
             "setpriv",
             f"--reuid={GRADER_UID}",
@@ -412,12 +432,93 @@ def test_a_grader_that_is_not_root_confines_students_in_their_own_user_namespace
         cwd="/",
         env={**env, "HOME": "/tmp", "PYTHONPATH": str(PROJECT)},
     )
-    out = done.stdout
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert out.count("SCORE 8.0 8.0") == 2, out
-    assert "isolation: namespaces (own user namespace" in out
-    # setuid(0) "succeeds": it is uid 0 of its own namespace already, which maps to the grader's uid
-    assert [line.split()[:3] for line in out.splitlines() if line.startswith("GAINED")] == [["GAINED", "setuid", "0"]]
-    for key in ("CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"):
-        assert f"STATUS {key} 0000000000000000" in out
-    assert "STATUS NoNewPrivs: 1" in out and "WROTE" not in out
+
+
+# --- no lasting change to the machine (issue 23, point 2) ---------------------------------
+
+needs_getfacl = pytest.mark.skipif(not shutil.which("getfacl"), reason="needs getfacl (Debian package acl)")
+
+
+def _acls(*paths: str) -> str:
+    """getfacl's view of `paths`, byte for byte (the test compares it before and after)."""
+    return subprocess.run(["getfacl", "-p", "--", *paths], capture_output=True, text=True, check=True).stdout
+
+
+def _way_to(path: Path) -> list[str]:
+    """Every folder from / down to `path`, `path` included."""
+    return [str(p) for p in reversed([path, *path.parents])]
+
+
+@needs_root
+@needs_getfacl
+@pytest.mark.skipif(not Path("/usr/bin/setpriv").exists(), reason="needs setpriv")
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_closed_home_opened_for_a_grading_is_closed_again_after_it(tmp_path, monkeypatch, level):
+    """A stand-in for root's 0700 home with the interpreter's files in it: a grading reaches
+    them, and afterwards the ACLs of every folder on the way are byte-identical to before; a
+    secret created there after that grading (mode 644, as files in a home are) stays
+    unreadable to any student uid, and to the next student graded."""
+    home = Path(tempfile.mkdtemp(prefix="abgrade-acl-home-"))  # 0700, in /tmp (open to all)
+    try:
+        site = home / "site"
+        site.mkdir(mode=0o755)
+        (site / "module.txt").write_text("on the way\n")
+        os.chmod(site / "module.txt", 0o644)
+        monkeypatch.setattr(isolation_module, "INTERPRETER_PATHS", (*isolation_module.INTERPRETER_PATHS, str(site)))
+        way = [*_way_to(home), str(site), str(site / "module.txt")]
+        before = _acls(*way)
+        secret = home / f"secret-{uuid.uuid4().hex[:8]}"
+        holes = {"WAY": str(site / "module.txt"), "SECRET": str(secret), "HOME": str(home)}
+        first = grade(_fixture("reads_closed_home.py", tmp_path / "subs", **holes), level, monkeypatch)
+        assert "REACHED on the way" in first.student_output, first.student_output
+        assert first.score == first.max_score
+        assert _acls(*way) == before
+
+        secret.write_text("the secret of the home\n")
+        os.chmod(secret, 0o644)
+        secret_before = _acls(str(secret))
+        peek = _as_student(61990, STUDENT_GID, "cat", str(secret))  # any student uid, outside a grading
+        assert peek.returncode != 0 and "the secret" not in peek.stdout
+
+        second = grade(_fixture("reads_closed_home.py", tmp_path / "subs", **holes), level, monkeypatch)
+        out = second.student_output
+        assert "REACHED on the way" in out, out
+        assert "GAINED" not in out and "the secret" not in out and secret.name not in out, out
+        assert second.score == second.max_score
+        assert _acls(*way) == before
+        assert _acls(str(secret)) == secret_before
+    finally:
+        shutil.rmtree(home)
+
+
+def _quiet_acls(folders: list[str]) -> str:
+    """getfacl of `folders` at a moment when no grading on the machine holds an entry in or
+    under them (others' gradings borrow the same way while they run); taken under the
+    machine-wide ACL lock, so nothing changes while it is read."""
+    from grader.sandbox import acl
+
+    deadline = time.monotonic() + 600  # another grading's hold ends with its grading
+    while True:
+        acl.sweep()  # what a killed grader left is given back first
+        with acl.machine_lock():
+            held = [p for p in acl.held_paths() if any(p == f or p.startswith(f + "/") for f in folders)]
+            if not held:
+                return _acls(*folders)
+        assert time.monotonic() < deadline, f"other gradings kept holding {held[:3]}"
+        time.sleep(0.2)
+
+
+@needs_getfacl
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_interpreter_in_a_closed_home_starts_and_its_way_is_closed_again(tmp_path, monkeypatch, level):
+    """This machine's Python lives in root's 0700 home (/root/.pyenv/...): an unprivileged
+    student still starts it, loads the standard library's C extensions and reads the
+    interpreter's site-packages; and every folder on the way has the ACL it had before."""
+    base = Path(sys.base_prefix).resolve()
+    way = _way_to(base)
+    before = _quiet_acls(way)
+    report = grade(_fixture("starts_python_from_closed_home.py", tmp_path / "subs"), level, monkeypatch)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    said = _lines(report, "PYTHON")
+    assert said and "site-packages: True" in said[0], report.student_output
+    assert _quiet_acls(way) == before

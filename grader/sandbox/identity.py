@@ -21,8 +21,9 @@ import signal
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 STUDENT_GID = int(os.environ.get("ABGRADE_STUDENT_GID", "61000"))
 FIRST_UID = int(os.environ.get("ABGRADE_STUDENT_UID", "61000"))
@@ -33,20 +34,25 @@ SHARED_TMP = (Path("/tmp"), Path("/dev/shm"))
 
 @dataclass
 class StudentIdentity:
-    """A leased uid (and the shared student gid); `release()` gives it back."""
+    """A leased uid (and the shared student gid); `release()` gives it back, with whatever
+    the grading borrowed from the machine for it (`borrowed`: ACL entries, acl.AclHold)."""
 
     uid: int
     gid: int
     _lease_fd: int | None = None
+    borrowed: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def release(self) -> None:
-        if self._lease_fd is None:
-            return
-        reap(self.uid)
+        leased, self._lease_fd = self._lease_fd, None
         try:
-            os.close(self._lease_fd)
+            if leased is not None:
+                reap(self.uid)  # nothing of the student runs while its way is closed again
+            for thing in list(self.borrowed.values()):
+                thing.release()
         finally:
-            self._lease_fd = None
+            self.borrowed.clear()
+            if leased is not None:
+                os.close(leased)
 
 
 def grader_is_root() -> bool:

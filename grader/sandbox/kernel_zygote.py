@@ -9,7 +9,9 @@ in one kernel, never a kernel used twice: a kernel is a fork that runs one noteb
 
 The zygote runs as the grader's user, outside every sandbox; its control channel is a
 socketpair inherited only by it (closed in every fork), never a path. It dies with the
-grader. Used only when the grader is root (each kernel leases a uid; a grader that is
+grader. It never reads a request: each travels on a socket of its own that only the fork
+reads, so the zygote's memory, which every fork inherits, holds no path, environment or
+buffer of an earlier grading (tests/test_kernel_zygote.py scans a fork's memory). Used only when the grader is root (each kernel leases a uid; a grader that is
 not root keeps today's `unshare --user` path) and ABGRADE_KERNEL_ZYGOTE is not "0". If
 the zygote can't start (a missing module, ...) or dies, kernels start as before, one
 interpreter each (`isolation.wrap`), and `note()` says why."""
@@ -173,15 +175,26 @@ class KernelZygote:
             "rlimits": caps,
             "cgroups": [os.fsdecode(p) for p in cgroups],
         }
-        with self._lock:
-            if not self.alive:
-                raise OSError(f"the kernel zygote is gone ({self.problem})")
-            self._next_id += 1
-            request["id"] = number = self._next_id
-            socket.send_fds(self.ours, [json.dumps(request).encode() + b"\n"], [out_fd])
-            if not self._changed.wait_for(lambda: number in self._replies or not self.alive, timeout=SPAWN_SECONDS):
-                raise OSError("the kernel zygote did not answer")
-            reply = self._replies.pop(number, None)
+        # the request travels on a socket of its own that only the fork reads: the zygote's
+        # memory, which every later fork inherits, never holds a grading's paths or environment
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            mine.settimeout(SPAWN_SECONDS)
+            mine.sendall(json.dumps(request).encode())  # queued in the socket until the fork reads it
+            mine.close()
+            with self._lock:
+                if not self.alive:
+                    raise OSError(f"the kernel zygote is gone ({self.problem})")
+                self._next_id += 1
+                number = self._next_id
+                socket.send_fds(self.ours, [json.dumps({"id": number}).encode() + b"\n"], [out_fd, theirs.fileno()])
+                theirs.close()
+                if not self._changed.wait_for(lambda: number in self._replies or not self.alive, timeout=SPAWN_SECONDS):
+                    raise OSError("the kernel zygote did not answer")
+                reply = self._replies.pop(number, None)
+        finally:
+            mine.close()
+            theirs.close()
         if reply is None or "pid" not in reply:
             raise OSError(f"the kernel zygote could not fork: {(reply or {}).get('error', self.problem)}")
         return int(reply["pid"])

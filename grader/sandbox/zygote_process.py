@@ -10,10 +10,14 @@ fork is a never-used kernel that runs one notebook and dies. It is a child subre
 the kernels it forks are reaped at once (not left as zombies of the machine's init), and
 it dies with the grader (PR_SET_PDEATHSIG, set by the grader between fork and exec).
 
-Requests are JSON lines `{"id", "args", "plan", "env", "cgroups", "rlimits"}`
-with the kernel's output pipe passed along (SCM_RIGHTS); replies are `{"id", "pid"}`
-or `{"id", "error"}`, and `{"exit": PID, "status": CODE}` when a kernel ends (CODE < 0:
-killed by that signal, as subprocess says)."""
+A request is a JSON line `{"id"}` with two descriptors passed along (SCM_RIGHTS): the
+kernel's output pipe and one end of a socket that holds the request itself (`{"args",
+"plan", "env", "cgroups", "rlimits"}`, then the end of the stream). The zygote forks at
+once and only the fork reads that socket: no path, environment or buffer of any grading
+ever enters the zygote's memory, so no later fork inherits one (a fork's heap is a copy of
+the zygote's, freed memory included). Replies are `{"id", "pid"}` or `{"id", "error"}`,
+and `{"exit": PID, "status": CODE}` when a kernel ends (CODE < 0: killed by that signal,
+as subprocess says)."""
 
 import json
 import os
@@ -61,6 +65,7 @@ PREIMPORT = (
     "ipykernel.comm",
 )
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
+REQUEST_SECONDS = 30.0  # the grader wrote the request before passing its socket: it is there at once
 
 
 def _die_with_parent(libc):
@@ -76,13 +81,28 @@ def _status(code):
     return os.WEXITSTATUS(code)
 
 
-def _kernel(request, out_fd, libc):
-    """In the fork: the same steps, in the same order, as today's path (the grader's
-    preexec_fn, `unshare --fork --kill-child --mount-proc`, confine.py), then the kernel."""
+def _read_request(fd):
+    """The request, read in the fork from its own socket, up to the end of the stream."""
+    chunks = []
+    with socket.socket(fileno=fd) as source:
+        source.settimeout(REQUEST_SECONDS)
+        while True:
+            chunk = source.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return json.loads(b"".join(chunks))
+
+
+def _kernel(request_fd, out_fd, libc):
+    """In the fork: read the request, then the same steps, in the same order, as today's
+    path (the grader's preexec_fn, `unshare --fork --kill-child --mount-proc`, confine.py),
+    then the kernel."""
     import resource
 
     os.setsid()  # the kernel's own session and process group, as jupyter_client starts it
     _die_with_parent(libc)
+    request = _read_request(request_fd)
     for number in range(1, signal.NSIG):  # the zygote's signal dispositions are not the kernel's
         if number not in (signal.SIGKILL, signal.SIGSTOP):
             try:
@@ -158,7 +178,7 @@ def _serve(control, libc):
         ready, _, _ = select.select([control], [], [], 0.02)
         if not ready:
             continue
-        data, fds, _, _ = socket.recv_fds(control, 1 << 20, 4)
+        data, fds, _, _ = socket.recv_fds(control, 1 << 12, 4)
         if not data:
             os._exit(0)  # the grader closed its end
         buffer += data
@@ -167,22 +187,23 @@ def _serve(control, libc):
                 os.close(fd)
             continue
         line, buffer = buffer.split(b"\n", 1)
-        request = json.loads(line)
-        if len(fds) != 1:
+        number = int(json.loads(line)["id"])  # all the zygote ever reads of a request
+        if len(fds) != 2:
             for fd in fds:
                 os.close(fd)
-            control.sendall(json.dumps({"id": request.get("id"), "error": "no output pipe"}).encode() + b"\n")
+            control.sendall(json.dumps({"id": number, "error": "no output pipe and request"}).encode() + b"\n")
             continue
         try:
             pid = os.fork()
         except OSError as exc:
-            os.close(fds[0])
-            control.sendall(json.dumps({"id": request["id"], "error": str(exc)}).encode() + b"\n")
+            for fd in fds:
+                os.close(fd)
+            control.sendall(json.dumps({"id": number, "error": str(exc)}).encode() + b"\n")
             continue
         if pid == 0:
             code = 1
             try:
-                _kernel(request, fds[0], libc)
+                _kernel(fds[1], fds[0], libc)
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
@@ -192,8 +213,9 @@ def _serve(control, libc):
                 traceback.print_exc()
             finally:
                 os._exit(code)
-        os.close(fds[0])
-        control.sendall(json.dumps({"id": request["id"], "pid": pid}).encode() + b"\n")
+        for fd in fds:
+            os.close(fd)
+        control.sendall(json.dumps({"id": number, "pid": pid}).encode() + b"\n")
 
 
 def main(fd):

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference.agents import BoundRequirement, action_payoffs, immediate_wins
+from reference.agents import BoundRequirement, action_payoffs, decide, immediate_wins
 
 from ...checks import Verdict
 from ...checks.show import describe_error, is_number, show
@@ -34,6 +34,7 @@ class PositionPlan:
     expect: dict[str, Any]
     min_saving: float = 0.0
     replay: bool = True  # classic-bug replays (off for the large first-move positions)
+    witnesses: tuple[Position, ...] = ()  # speedup: hidden positions, one agent call each, after the rest
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,14 @@ def judge_position(observed: list[dict], plan: PositionPlan) -> Judgement:
     verdicts: dict[str, Verdict] = {}
     if "value" in plan.kinds and search is not None:
         verdicts["value"] = _value(search, plan)
+    first = int(plan.search) + int(plan.agent)
+    witnessed = [answer(observed, first + index) for index in range(len(plan.witnesses))]
     if "nodes" in plan.kinds:
-        verdicts["nodes"] = _nodes(search, agent, plan)
+        verdicts["nodes"] = _nodes(search, agent, witnessed, plan)
     if "choice" in plan.kinds and agent is not None:
         verdicts["choice"] = _choice(agent, plan)
     if "speedup" in plan.kinds and agent is not None:
-        verdicts["speedup"] = _speedup(agent, plan)
+        verdicts["speedup"] = _speedup(agent, witnessed, plan)
     if any(not v.passed for v in verdicts.values()):
         named = tuple(sorted(bugs() or ()))
         drawn = position_details(position)
@@ -83,22 +86,27 @@ def _value(search: dict, plan: PositionPlan) -> Verdict:
     return verdict if verdict.passed else replace(verdict, message=verdict.message + _where(plan))
 
 
-def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdict:
+def _nodes(search: dict | None, agent: dict | None, witnessed: list[dict], plan: PositionPlan) -> Verdict:
+    """Every call's `step` count against the chapter's: the search's, the agent's, and the
+    agent's on the case's hidden witness positions (speed-up cases)."""
     position = plan.position
     checked = []
     if search is not None:
-        checked.append((position.search_call(plan.alpha, plan.beta), search, plan.expect["steps"], "search"))
+        checked.append((position.search_call(plan.alpha, plan.beta), search, plan.expect["steps"], "search", position))
     if agent is not None:
-        checked.append((position.agent_call(), agent, plan.expect["agent_steps"], "agent"))
+        checked.append((position.agent_call(), agent, plan.expect["agent_steps"], "agent", position))
+    for witness, call in zip(plan.witnesses, witnessed):
+        text = f"{witness.agent_call()} on a hidden position (moves {list(witness.moves)})"
+        checked.append((text, call, witness_steps(witness), "witness", witness))
     lines = []
-    for text, call, expected, which in checked:
+    for text, call, expected, which, where in checked:
         if call.get("error"):
             return _raised(text, call, plan)
         steps = call.get("steps")
         if not isinstance(steps, int) or steps != expected:
             steps = steps if isinstance(steps, int) else 0
             matching: list[str] = []
-            if plan.replay:
+            if plan.replay and which != "witness":
                 replays = (
                     search_replays(position, plan.alpha, plan.beta) if which == "search" else agent_replays(position)
                 )
@@ -107,7 +115,7 @@ def _nodes(search: dict | None, agent: dict | None, plan: PositionPlan) -> Verdi
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
-                f"cut-off when alpha >= -beta) makes {expected:,}.{same}{changed}{_where(plan)}",
+                f"cut-off when alpha >= -beta) makes {expected:,}.{same}{changed}\n{where.drawing()}",
                 hint=hint,
             )
         lines.append(f"{text}: {steps:,} step calls")
@@ -144,12 +152,22 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
     ).with_details(move_details(position, returned, optimal))
 
 
-def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
+@functools.cache
+def witness_steps(position: Position) -> int:
+    """The chapter's agent's `step` calls at a speed-up witness (computed once per process)."""
+    return decide(position.env(), position.depth).steps
+
+
+def _speedup(agent: dict, witnessed: list[dict], plan: PositionPlan) -> Verdict:
+    """The saving of the agent's `step` calls against the unpruned agent's, judged only on
+    counts the chapter's search makes exactly: the counter lives in the student's process,
+    so a count below the threshold proves nothing by itself (one divided by 50 did), and the
+    case's own count is public (the spec), so the hidden witnesses' counts must match too."""
     text = plan.position.agent_call()
     if agent.get("error"):
         return _raised(text, agent, plan)
     steps, unpruned, reference = agent.get("steps"), plan.expect["unpruned_steps"], plan.expect["agent_steps"]
-    steps = steps if isinstance(steps, int) else unpruned
+    steps = steps if isinstance(steps, int) and not isinstance(steps, bool) else unpruned
     saving, reference_saving = 1 - steps / unpruned, 1 - reference / unpruned
     seconds = agent.get("seconds", 0.0)
     said = (
@@ -158,15 +176,34 @@ def _speedup(agent: dict, plan: PositionPlan) -> Verdict:
         f"the reference's pruned agent makes {reference:,}, {reference_saving:.1%} fewer). "
         f"It took {seconds:.3f} s (reported, not judged)."
     )
-    if saving >= plan.min_saving:
-        return Verdict.ok(said)
-    hint = (
-        "That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
-        "improvement as the mover's bound."
-        if steps >= unpruned
-        else ""
+    if steps != reference or saving < plan.min_saving:
+        hint = (
+            "That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
+            "improvement as the mover's bound."
+            if steps >= unpruned
+            else ""
+        )
+        why = (
+            " The speed-up counts only when the count is exactly the chapter's pruned agent's: the step "
+            "counter lives in your process, so a count no accepted search makes proves nothing. Prune as the "
+            "chapter does (moves in validinputs order, cut-off when alpha >= -beta) and the count follows."
+        )
+        return Verdict.fail(said + why, hint=hint)
+    for witness, call in zip(plan.witnesses, witnessed):
+        where = f"on a hidden position drawn for this grading ({witness.drawing().splitlines()[0]})"
+        if call.get("error"):
+            return Verdict.fail(f"{said}\nBut {where}, {witness.agent_call()} raised {describe_error(call['error'])}")
+        counted, expected = call.get("steps"), witness_steps(witness)
+        if counted != expected:
+            return Verdict.fail(
+                f"{said}\nBut {where}, {witness.agent_call()} made {show(counted)} step calls where the chapter's "
+                f"agent makes {expected:,}: the speed-up is judged on counts the chapter's search makes, on "
+                f"positions drawn at grading time too."
+            )
+    also = (
+        f" The count is the chapter's, here and on {len(plan.witnesses)} hidden position(s)." if plan.witnesses else ""
     )
-    return Verdict.fail(said, hint=hint)
+    return Verdict.ok(said + also)
 
 
 def judge_bounds(observed: list[dict], plan: BoundsPlan) -> Judgement:

@@ -4,8 +4,8 @@ the student's function on it and reports what came back and how many `step` call
 environment and its deep copies made. It never judges.
 
 A request: {"id", "game": "ttt" | "conn", "moves": [...], "calls": [{"function", "args",
-"seed"}]}; each call gets its own freshly built environment as its first argument, then
-`args`. `seed` seeds the `random` module for the call (the chapter's agents choose with
+"seed", "moves"?}]}; each call gets its own freshly built environment as its first argument
+(at the call's own `moves` when it names them, else the request's), then `args`. `seed` seeds the `random` module for the call (the chapter's agents choose with
 `random.choice`), so a grading replays identically; the module's state is restored after.
 """
 
@@ -42,7 +42,7 @@ def observe(namespace, game, moves, call):
 def handle(namespace, request):
     observations = []
     for call in request["calls"]:
-        seen = observe(namespace, request["game"], request["moves"], call)
+        seen = observe(namespace, request["game"], call.get("moves", request["moves"]), call)
         observations.append(seen)
         error = seen["error"]
         if error and (error["exit"] or error["memory"]):

@@ -3,17 +3,25 @@ each paired with its judge; matches are interactive plans (`tournaments.MatchPla
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from reference.agents import bound_requirement, true_payoff, window
+from reference.agents import bound_requirement, immediate_wins, true_payoff, window
 
-from ..kit import CasePlan
-from .cases import AGENT, SEARCH, Match, MatchCase, Position, PositionCase
-from .judges import BoundsPlan, PositionPlan, judge_bounds, judge_position
+from ...sandbox.channel import WorkerFailure
+from ..kit import Ask, CasePlan
+from .cases import AGENT, GAMES, SEARCH, Match, MatchCase, Position, PositionCase
+from .judges import BoundsPlan, PositionPlan, judge_bounds, judge_position, witness_steps
 from .tournaments import MatchPlay, judge_match
 
 REPLAY_LIMIT = 60_000  # stored steps above which classic bugs are not replayed (the first moves)
+# speed-up witnesses: how many, and the moves played before one (a search big enough to
+# differ from one position to the next; none where the mover can win at once, since the
+# top level's immediate-win rule is judged by `choice`, not by the counts)
+WITNESSES = 2
+WITNESS_MOVES = {"ttt": (2, 3), "conn": (4, 8)}
 
 
 def position_request(case_id: str, position: Position, calls: list[dict]) -> dict:
@@ -26,6 +34,46 @@ def search_call(position: Position, alpha: Any, beta: Any) -> dict:
 
 def agent_call(position: Position, seed: int) -> dict:
     return {"function": AGENT[position.game], "args": position.agent_args(), "seed": seed}
+
+
+def speedup_witnesses(name: str, position: Position, seed: int, public: int) -> tuple[Position, ...]:
+    """Hidden positions of the speed-up case's game and depth, drawn from the grading's
+    `seed`: the agent's step counts there must be the chapter's too, so a count copied from
+    the spec earns nothing without the search that makes it. A position where the chapter's
+    agent makes the case's own (`public`) count is drawn again: at Connect Four depth 3 most
+    early positions make the first move's 532."""
+    r = random.Random(f"abgrade speedup {seed} {name}")
+    found: list[Position] = []
+    while len(found) < WITNESSES:
+        env = GAMES[position.game]()
+        moves = []
+        for _ in range(r.randint(*WITNESS_MOVES[position.game])):
+            if env.done:
+                break
+            move = r.choice(env.validinputs)
+            env._play(move)
+            moves.append(move)
+        witness = Position(position.game, tuple(moves), position.depth)
+        if env.done or immediate_wins(env) or witness in found or witness_steps(witness) == public:
+            continue
+        found.append(witness)
+    return tuple(found)
+
+
+def with_witnesses(request: dict, witnesses: tuple[Position, ...], seed: int) -> Callable[[Ask], list | WorkerFailure]:
+    """The case's own request, then the agent on its hidden witnesses in a request of their
+    own (each within its own time limit: the case's own calls get the time they always had);
+    the observations of both, in that order, or the failure that stopped either."""
+
+    def play(ask: Ask) -> list | WorkerFailure:
+        own = ask(request)
+        if isinstance(own, WorkerFailure):
+            return own
+        calls = [dict(agent_call(w, seed), moves=list(w.moves)) for w in witnesses]
+        hidden = ask({**request, "id": f"{request['id']}/hidden", "calls": calls})
+        return hidden if isinstance(hidden, WorkerFailure) else [*own, *hidden]
+
+    return play
 
 
 def position_plans(
@@ -42,6 +90,7 @@ def position_plans(
     visibility: str | None = None,
     points: dict | None = None,
     seed: int = 0,
+    witnesses: tuple[Position, ...] = (),
 ) -> list[CasePlan]:
     plans = []
     main = tuple(k for k in kinds if k != "bounds")
@@ -51,15 +100,18 @@ def position_plans(
         calls = ([search_call(position, alpha, beta)] if search else []) + (
             [agent_call(position, seed)] if agent else []
         )
-        plan = PositionPlan(position, alpha, beta, main, search, agent, expect, min_saving, replay)
+        plan = PositionPlan(position, alpha, beta, main, search, agent, expect, min_saving, replay, witnesses)
+        request = position_request(name, position, calls)
         plans.append(
             CasePlan(
                 name,
-                position_request(name, position, calls),
+                {"id": name} if witnesses else request,
                 main,
                 partial(judge_position, plan=plan),
                 visibility,
                 points or {},
+                play=with_witnesses(request, witnesses, seed) if witnesses else None,
+                prepare=(lambda: [witness_steps(w) for w in witnesses]) if witnesses else None,
             )
         )
     if "bounds" in kinds:
@@ -93,7 +145,9 @@ def bounds_plan(position: Position, replay: bool = True) -> BoundsPlan:
     return BoundsPlan(position, tuple(windows), tuple(requirements), replay)
 
 
-def case_plans(case: PositionCase | MatchCase) -> list[CasePlan]:
+def case_plans(case: PositionCase | MatchCase, seed: int | None = None) -> list[CasePlan]:
+    """The requests of a fixed case; with the grading's `seed`, a speed-up case also gets its
+    hidden witness positions (speedup_witnesses)."""
     header = case.header
     if isinstance(case, MatchCase):
         return [match_plan(header.name, case.match, ("games",), visibility=header.visibility, points=header.points)]
@@ -110,6 +164,9 @@ def case_plans(case: PositionCase | MatchCase) -> list[CasePlan]:
         min_saving=case.min_saving,
         visibility=header.visibility,
         points=header.points,
+        witnesses=speedup_witnesses(header.name, case.position, seed, case.expect["agent_steps"])
+        if seed is not None and "speedup" in header.checks
+        else (),
     )
 
 

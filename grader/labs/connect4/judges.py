@@ -16,6 +16,9 @@ from .hints import COUNT_BUGS, board_of, drawn
 from .picture import entry_details, move_details, position_details
 
 TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
+# set by the grader on a timed call's observation (plans.timed): seconds from sending the
+# request to having the answer, by the grader's clock, which the student's process can't slow
+GRADER_SECONDS = "grader_seconds"
 SHOWN = 3
 SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking one call's cache
 
@@ -76,6 +79,7 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
     boards: dict = {}  # each key's board, decoded and checked once
     checked = 0
     seen: set = set()  # entries already found sound (the warm cache repeats most of the cold one)
+    room = 0  # entries the reports before this one held: the most this one may leave out as repeated
     for text, call, State, limit in calls:
         if failed(call):
             return raised(call, text, State)
@@ -115,6 +119,13 @@ def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...]
             )
         # entries the observer left out as sent unchanged by the call before (checked there)
         repeated: int = report["repeated"] if type(report.get("repeated")) is int and report["repeated"] >= 0 else 0
+        if repeated > room:  # the student's process's word, held to what was sent before
+            return Verdict.fail(
+                f"After {text}, the report of gCache leaves out {repeated:,} entries as sent before, but the "
+                f"reports before it held {room:,}: it is not the grader's observer's (was it tampered with?).",
+                bugs,
+            )
+        room = len(entries) + repeated
         checked += len(entries) + repeated
         if problems:
             more = f"\n... and {len(problems) - SHOWN} more wrong entries." if len(problems) > SHOWN else ""
@@ -406,6 +417,17 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
         problems.append(
             f"pd_evaluate stopped after limit {limit} ({ended:.3f} s), before the time limit of "
             f"{time_limit} s, with the undecided value {show(value)}."
+        )
+    clock = call.get(GRADER_SECONDS)
+    outside = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
+    timed = GRADER_SECONDS in call  # every deepening request is (plans.timed); a judge's own test may not be
+    if timed and not decided(value) and not problems and (outside is None or outside < time_limit):
+        # the rounds' times are the student's process's word; that the time was up must hold by
+        # the grader's clock too (an honest pd_evaluate returns after time_limit has passed)
+        said = "an answer too large to be the observer's" if outside is None else f"{outside:.3f} s"
+        problems.append(
+            f"pd_evaluate returned with the undecided value {show(value)} after {said} by the grader's "
+            f"clock, before its time limit of {time_limit} s: the time was not up."
         )
     got = pair(call.get("returned"))
     if got is None or not (same_number(got[0], value) and got[1] == limit):

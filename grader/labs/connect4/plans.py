@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -10,14 +12,47 @@ from reference.games import connect4
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import show
-from ..kit import CasePlan, Judgement
+from ...sandbox.channel import WorkerFailure
+from ..kit import Ask, CasePlan, Judgement
 from ..kit.messages import answer, roll_up
 from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
-from .judges import judge_bounds, judge_cache, judge_choice, judge_deepening, judge_nodes, judge_solved, judge_value
+from .judges import (
+    GRADER_SECONDS,
+    judge_bounds,
+    judge_cache,
+    judge_choice,
+    judge_deepening,
+    judge_nodes,
+    judge_solved,
+    judge_value,
+)
 
 TEST_STATE = "7422341735647741166133573473242566"  # gTestState: X to move wins (one of the solved positions)
 GUARD_SECONDS = 2.0  # pd_evaluate may run this long past its time limit before the grader stops it
+# a timed reply bigger than this is not the observer's (its `top` list holds at most 2,000
+# rounds, far less): reading it would add the student's bytes to the grader's clock
+TIMED_REPLY_BYTES = 1 << 20
+
+
+def timed(request: dict) -> Callable[[Ask], list[dict] | WorkerFailure]:
+    """An interactive plan of one request whose calls' observations also carry the time the
+    grader's own clock measured from sending it to having the answer (GRADER_SECONDS; None
+    when the reply is too big to be genuine). The student's process reports its own times;
+    this one it can lengthen (by waiting) but never shorten."""
+
+    def play(ask: Ask) -> list[dict] | WorkerFailure:
+        started = time.monotonic()
+        calls = ask(request)
+        seconds = time.monotonic() - started
+        if isinstance(calls, WorkerFailure):
+            return calls
+        genuine = len(json.dumps(calls)) <= TIMED_REPLY_BYTES
+        for call in calls:
+            call[GRADER_SECONDS] = seconds if genuine else None
+        return calls
+
+    return play
 
 
 def request(case_id: str, calls: list[dict]) -> dict:
@@ -175,14 +210,8 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
             verdict = verdict.with_diagnoses(tuple(sorted(shown)))
         return Judgement({"deepening": verdict}, consistent)
 
-    return CasePlan(
-        header.name,
-        request(f"{header.name}/deepening", [call]),
-        ("deepening",),
-        judge,
-        header.visibility,
-        header.points,
-    )
+    asked = request(f"{header.name}/deepening", [call])
+    return CasePlan(header.name, asked, ("deepening",), judge, header.visibility, header.points, play=timed(asked))
 
 
 def choice_plan(case: Connect4Case) -> CasePlan:

@@ -111,7 +111,10 @@ class Lab(ABC):
     def plans(self, spec: Spec, seed: int) -> list[CasePlan]:
         """Every request of a grading run: fixed cases from the spec, then random ones
         generated from `seed`. Raises SpecError for a malformed case."""
-        plans = self.fixed_plans(spec)
+        return self.with_random(spec, seed, self.fixed_plans(spec))
+
+    def with_random(self, spec: Spec, seed: int, plans: list[CasePlan]) -> list[CasePlan]:
+        """`plans` followed by the spec's random cases generated from `seed`."""
         if spec.random and spec.random.count:
             if spec.policy("random") is None:
                 raise spec.error(spec.raw, "random", "random", "random cases need points under checks.random")

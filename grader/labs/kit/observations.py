@@ -38,7 +38,7 @@ class CallRequest(TypedDict, total=False):
 
     function: str
     args: list[Any]
-    trace: bool
+    trace: bool | int  # whether to trace the search, or (negamax) how many of its steps to keep
 
 
 Observation = TypeVar("Observation", bound=CallObservation)

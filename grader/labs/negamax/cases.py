@@ -19,7 +19,7 @@ from ..kit.observations import CallObservation, CallRequest
 from .describe import drawn
 
 POSITION_KINDS = ("value", "nodes", "choice")
-
+TRACE_LIMIT = 100_000  # encoded states a traced call's record keeps; the count is always exact
 
 POSITION_FIELDS = {"game", "params", "state", "player", "window"}
 
@@ -47,11 +47,13 @@ class Position:
         return f"The state (player = {self.player}):{drawn(self.game.describe(self.state))}"
 
     def request_call(self, function: str, *window: float, trace: bool = False) -> StateRequest:
+        """`trace`: the observer keeps the states of the first TRACE_LIMIT calls of next_states
+        (told the number, so that the grader knows how many a genuine record holds)."""
         return {
             "function": function,
             "state": self.game.encode(self.state),
             "args": [self.player, *window],
-            "trace": trace,
+            "trace": TRACE_LIMIT if trace else 0,
         }
 
     def successors(self) -> list:

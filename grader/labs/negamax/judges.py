@@ -19,7 +19,7 @@ from ...checks.value import check_value
 from ..kit import Judgement
 from ..kit.messages import roll_up
 from ..kit.observations import answer_at
-from .cases import Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
+from .cases import TRACE_LIMIT, Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
 from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
 from .hints import count_hint, sign_error
 from .picture import move_details, position_details, search_details
@@ -179,6 +179,14 @@ def nodes_verdict(
     seen = seen if isinstance(seen, list) else []
     expansions = observed.get("expansions")
     expansions = expansions if isinstance(expansions, int) else len(seen)
+    if len(seen) != min(max(expansions, 0), TRACE_LIMIT):
+        # the observer keeps every call up to the limit: a shorter record would be compared only
+        # as far as it goes, so a count alone (the student's process's number) would pass
+        return Verdict.fail(
+            f"{call}: the record of next_states calls holds {len(seen):,} states for {expansions:,} calls; "
+            f"the grader's observer keeps every one of the first {TRACE_LIMIT:,}. Was it tampered with?\n"
+            f"{position.drawing()}"
+        )
     divergence = first_divergence_text(position.game, seen, expansions, expected.trace)
     if divergence is None and expansions == expected.expansions:
         states_line = (

@@ -13,7 +13,6 @@ import sys
 from _abgrade_runtime import call_observed, plain, safe_repr
 
 GAME_PREFIX = "_abgrade_game_"
-TRACE_LIMIT = 100000  # encoded states kept per call; the count is always exact
 
 # Each game module's globals as shipped, so a request that configures a game (Nim heaps,
 # a tree) never leaks into the next one.
@@ -41,18 +40,19 @@ def encoded(game, state):
 
 
 class ExpansionLog:
-    """The calls of `next_states`: how many, and on which states (when asked to keep them)."""
+    """The calls of `next_states`: how many, and on which states (the first `keep`, as many
+    as the grader asks for)."""
 
     def __init__(self, game, keep):
         self.game = game
-        self.keep = keep
+        self.keep = keep if type(keep) is int and keep > 0 else 0
         self.count = 0
         self.states = []
 
     def watched(self, next_states):
         def next_states_watched(state, player):
             self.count += 1
-            if self.keep and len(self.states) < TRACE_LIMIT:
+            if len(self.states) < self.keep:
                 self.states.append(encoded(self.game, state))
             return next_states(state, player)
 
@@ -83,7 +83,7 @@ def observed_move(game, result):
 
 
 def observe(namespace, game, call):
-    log = ExpansionLog(game, bool(call.get("trace")))
+    log = ExpansionLog(game, call.get("trace"))
     install_game(namespace, game, log)
     function = namespace.get(call["function"])
     results = []
