@@ -12,9 +12,9 @@ from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from .cases import GAME
+from .clock import VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
 
-TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
 SHOWN = 3
 SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking one call's cache
 
@@ -28,7 +28,7 @@ def raised(call: dict, text: str, State: tuple) -> Verdict:
 def stop_reason(call: dict) -> str:
     if call.get("stopped") == "limit":
         return "it went on deepening far past where it should have stopped"
-    return "it was still searching long after its time limit"
+    return "it was still searching long after its time limit (on the virtual clock)"
 
 
 def failed(call: dict) -> bool:
@@ -244,7 +244,8 @@ def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tupl
 
 
 def rounds(call: dict, State: tuple) -> list[list]:
-    """The top-level evaluate calls on the position itself: [limit, value, began, ended]."""
+    """The top-level evaluate calls on the position itself: [limit, value, began, ended,
+    state], `began` and `ended` the work done by then ([next_states calls, rounds])."""
     root = connect4.encode(State)
     raw = call.get("top")
     top: list = raw if isinstance(raw, list) else []
@@ -263,18 +264,30 @@ def pair(returned: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def deepening_findings(call: dict, State: tuple, values: list, time_limit: float) -> tuple[list[str], set[str]]:
-    """What is wrong with one pd_evaluate call, and which deepening bugs it shows."""
+def deepening_findings(
+    call: dict, State: tuple, values: list, time_limit: float, clock: VirtualClock
+) -> tuple[list[str], set[str]]:
+    """What is wrong with one pd_evaluate call, and which deepening bugs it shows. The
+    stop rule is judged on the virtual clock, replayed from the counts: pd_evaluate took
+    its start somewhere between the start of the call and its first round, so it must
+    stop after a round that ended past `time_limit` even from the latest possible start,
+    and must not stop (undecided) after one that ended within it even from the earliest."""
     steps = rounds(call, State)
     problems: list[str] = []
     shown: set[str] = set()
     if not steps:
         return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown
+    marks = [(counts(began), counts(ended)) for _limit, _value, began, ended, _state in steps]
+    first = marks[0][0]
+    unreadable = any(began is None or (ended is None and i < len(steps) - 1) for i, (began, ended) in enumerate(marks))
+    if first is None or unreadable:
+        return ["the observer's report of the rounds could not be read (was it tampered with?)."], shown
+    latest_start = clock.seconds(*first)
     limits = [s[0] for s in steps]
     if limits != list(range(len(steps))):
         problems.append(f"pd_evaluate called evaluate with the limits {limits}; they must be 0, 1, 2, ... in order.")
     wrong_values = False
-    for index, (limit, value, _began, ended, _state) in enumerate(steps):
+    for index, (limit, value, _began, _ended, _state) in enumerate(steps):
         if index < len(values) and not (is_number(value) and abs(value - values[index]) < 1e-12):
             wrong_values = True
             problems.append(
@@ -288,10 +301,12 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
             )
             shown.add("deepening_ignores_decided")
             break
-        if not last and is_number(ended) and ended > time_limit + TOLERANCE:
+        ended = marks[index][1]
+        if not last and ended is not None and clock.seconds(*ended) - latest_start > time_limit + clock.slack:
             problems.append(
-                f"the search at limit {limit} ended {ended:.3f} s after the start, past the time limit of "
-                f"{time_limit} s, yet pd_evaluate went on with limit {steps[index + 1][0]}."
+                f"the search at limit {limit} ended {clock.seconds(*ended) - latest_start:.4f} s after the start "
+                f"(on the grader's clock), past the time limit of {time_limit} s, yet pd_evaluate went on with "
+                f"limit {steps[index + 1][0]}.\n{clock.described()}"
             )
             shown.add("deepening_ignores_time")
             break
@@ -304,11 +319,15 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
         return problems, shown
     if call.get("error"):
         return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown
-    limit, value, _began, ended, _state = steps[-1]
-    if not decided(value) and is_number(ended) and ended < time_limit - TOLERANCE and not problems:
+    limit, value, _began, _ended, _state = steps[-1]
+    ended = marks[-1][1]
+    if ended is None:
+        return [*problems, "the observer's report of the last round could not be read (was it tampered with?)."], shown
+    if not decided(value) and clock.seconds(*ended) < time_limit - clock.slack and not problems:
         problems.append(
-            f"pd_evaluate stopped after limit {limit} ({ended:.3f} s), before the time limit of "
-            f"{time_limit} s, with the undecided value {show(value)}."
+            f"pd_evaluate stopped after limit {limit} ({clock.seconds(*ended):.4f} s after the start on the "
+            f"grader's clock), before the time limit of {time_limit} s, with the undecided value {show(value)}."
+            f"\n{clock.described()}"
         )
     got = pair(call.get("returned"))
     if got is None or not (same_number(got[0], value) and got[1] == limit):
@@ -323,8 +342,10 @@ def same_number(a: Any, b: Any) -> bool:
     return is_number(a) and is_number(b) and abs(a - b) < 1e-12
 
 
-def judge_deepening(call: dict, State: tuple, values: list, time_limit: float, text: str) -> tuple[Verdict, set[str]]:
-    problems, shown = deepening_findings(call, State, values, time_limit)
+def judge_deepening(
+    call: dict, State: tuple, values: list, time_limit: float, text: str, clock: VirtualClock
+) -> tuple[Verdict, set[str]]:
+    problems, shown = deepening_findings(call, State, values, time_limit, clock)
     steps = rounds(call, State)
     if not problems:
         last = steps[-1]

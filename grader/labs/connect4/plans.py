@@ -13,11 +13,11 @@ from ...checks.show import show
 from ..kit import CasePlan, Judgement
 from ..kit.messages import answer, roll_up
 from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
+from .clock import GUARD_SECONDS
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
 from .judges import judge_bounds, judge_cache, judge_choice, judge_deepening, judge_nodes, judge_solved, judge_value
 
 TEST_STATE = "7422341735647741166133573473242566"  # gTestState: X to move wins (one of the solved positions)
-GUARD_SECONDS = 2.0  # pd_evaluate may run this long past its time limit before the grader stops it
 
 
 def request(case_id: str, calls: list[dict]) -> dict:
@@ -159,11 +159,12 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
         "f": f_name(State),
         "cache": False,
         "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+        "clock": case.clock.request(),
     }
     text = f"pd_evaluate(State, {case.time_limit}, {f_name(State)}) after the moves {case.moves}"
 
     def judge(observed: list[dict]) -> Judgement:
-        verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text)
+        verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text, case.clock)
         steps_decided = values and values[-1] in (-1, 1)
         if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one
             consistent = frozenset(SEARCH_BUGS)
@@ -195,6 +196,7 @@ def choice_plan(case: Connect4Case) -> CasePlan:
         "time_limit": case.time_limit,
         "cache": False,
         "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+        "clock": case.clock.request(),
     }
     text = f"best_move(State, {case.time_limit}) after the moves {case.moves}"
 
@@ -218,6 +220,7 @@ def solved_plan(case: Connect4Case) -> CasePlan:
             "f": f_name(S),
             "cache": False,
             "guard": {"seconds": case.time_limit + GUARD_SECONDS},
+            "clock": case.clock.request(),
         }
         for S in states
     ]
