@@ -42,7 +42,8 @@ class WorkerFailure:
 Timeout = float | Deadline  # seconds of wall-clock time, or the limits of a student's request
 
 
-def _deadline(timeout: Timeout) -> Deadline:
+def as_deadline(timeout: Timeout) -> Deadline:
+    """A Deadline as given, or one of plain wall-clock seconds."""
     return timeout if isinstance(timeout, Deadline) else wall_only(timeout)
 
 
@@ -138,7 +139,7 @@ class FramedChannel:
 
     def send(self, message: dict, timeout: Timeout = SEND_SECONDS) -> WorkerFailure | None:
         """Write one line before the deadline; a full pipe that nobody drains is a timeout."""
-        return self._send(message, _deadline(timeout), timeout)
+        return self._send(message, as_deadline(timeout), timeout)
 
     def _send(self, message: dict, deadline: Deadline, timeout: Timeout) -> WorkerFailure | None:
         view = memoryview((json.dumps(message) + "\n").encode())
@@ -161,7 +162,7 @@ class FramedChannel:
         """The next JSON message, or why none came within `timeout` (seconds, or the limits
         of a Deadline). On a timeout the other side is killed, unless `kill` is false (the
         caller interrupts it first)."""
-        return self._receive(_deadline(timeout), timeout, kill)
+        return self._receive(as_deadline(timeout), timeout, kill)
 
     def _receive(self, deadline: Deadline, timeout: Timeout, kill: bool = True) -> dict | WorkerFailure:
         end = self._buffer.find(b"\n", self._scanned)
@@ -208,6 +209,6 @@ class FramedChannel:
 
     def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
         """Send and wait for the reply; `timeout` covers both."""
-        deadline = _deadline(timeout)
+        deadline = as_deadline(timeout)
         failure = self._send(message, deadline, timeout)
         return failure if failure else self._receive(deadline, timeout)

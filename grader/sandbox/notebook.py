@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..spec.model import Limits
 from . import kernel_zygote
 from .cgroup import StudentCgroups
-from .channel import FramedChannel, Timeout, WorkerFailure
+from .channel import FramedChannel, Timeout, WorkerFailure, as_deadline
 from .cpu_clock import CpuMeter, NotStarted
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
 from .identity import StudentIdentity, hand_over
@@ -468,13 +468,14 @@ class KernelWorker:
             if interrupted is not None and not errors:
                 self.incidents.append(CellIncident(number, "caught", interrupted.says))
 
-    def start_observer(self, setup: dict, deadline: Deadline) -> dict | WorkerFailure:
+    def start_observer(self, setup: dict, timeout: Timeout) -> dict | WorkerFailure:
         """Run the observer in the kernel and wait for its first message within `deadline`.
         Only the genuine observer gets in: the socket is in the worker's private folder, a
         peer must be the student's user (when known) and send this worker's secret first;
         any other peer is closed and the wait goes on. The connect deadline counts from the
         moment the kernel starts running the bootstrap (a kernel still flushing a flood of
         output is not late)."""
+        deadline = as_deadline(timeout)
         path = str(self.private / "probe.sock")
         secret = secrets.token_hex(16)
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
