@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from .limits import apply_rlimits, die_with_grader, rlimits
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
 from .session import INTERRUPT_GRACE_SECONDS, LoadObservation, Session, WorkerLike, load_reply
+from .socket_folder import kernel_folder
 from .worker import exit_description, kill_group, scrubbed_env
 
 if TYPE_CHECKING:
@@ -294,7 +294,10 @@ class KernelWorker:
         notebook_client, kernel_client = _kernel_classes()
         self.limits = limits
         self.student_uid = identity.uid if identity else None  # the only peer the observer socket accepts
-        self.private = Path(tempfile.mkdtemp(prefix="abgrade-k-"))  # sockets, connection file (mode 0700)
+        try:
+            self.private = kernel_folder()  # sockets, connection file: a short path (mode 0700)
+        except OSError as exc:
+            raise KernelStartError(f"could not make a folder for the kernel's sockets: {exc}") from None
         hand_over(self.private, identity)  # this kernel's uid only: no other student can enter
         self.km = AsyncKernelManager(
             kernel_name="python3",
