@@ -9,8 +9,8 @@ wall-clock backstop. A cell that runs past one is interrupted (KeyboardInterrupt
 next cells run while load time is left; a cell that goes on after its interrupt is
 stopped, and then loading has failed, as for a `.py` whose import does (session.py). A
 cell that kills the kernel itself is skipped in a fresh kernel, so the cells after it
-still run. Kernels talk over IPC sockets in a private folder, so parallel graders never
-race for TCP ports.
+still run. Kernels talk over IPC sockets in a private folder with a short path whatever
+TMPDIR is (socket_folder.py), so parallel graders never race for TCP ports.
 """
 
 from __future__ import annotations
@@ -729,9 +729,12 @@ class NotebookSession(Session):
         earlier kernels) and `wall_spent` (loading, without kernel start-ups), at least
         `at_least` seconds of CPU time (and its backstop), within the submission's."""
         seconds = self.limits.load_seconds
+        cpu_left, wall_left = seconds - cpu_spent - worker.cpu_used(), backstop(seconds) - wall_spent
+        if at_least:
+            cpu_left, wall_left = max(cpu_left, at_least), max(wall_left, backstop(at_least))
         load = Deadline(worker.meter)
-        load.cpu("load", max(at_least, seconds - cpu_spent - worker.cpu_used()), cpu_limit_text(seconds, LOAD))
-        load.wall("load", max(backstop(at_least), backstop(seconds) - wall_spent), backstop_text(seconds, LOAD))
+        load.cpu("load", cpu_left, cpu_limit_text(seconds, LOAD))
+        load.wall("load", wall_left, backstop_text(seconds, LOAD))
         return self.within_submission(load, worker)
 
     def _notes(self, worker: KernelWorker | None) -> list[str]:
