@@ -56,4 +56,4 @@ def apply_rlimits(caps: dict[str, int]) -> None:
         try:
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
-            pass  # a limit the machine won't lower; the wall-clock kill still applies
+            pass  # a limit the machine won't lower; the grader's own time limits still apply
