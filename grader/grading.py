@@ -14,6 +14,7 @@ from .checks.cause import explained
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
+from .labs.kit.observations import STUDENT_CPU
 from .observations import sanitize_call, sanitize_load
 from .results import GradeReport, TestResult
 from .sandbox.channel import WorkerFailure
@@ -157,9 +158,17 @@ def _sanitize_and_judge(lab: Lab, plan: CasePlan, reply: dict | list[dict]) -> t
 def _ask(session: Session, lab: Lab, request: dict) -> list[dict] | WorkerFailure:
     """One request of an interactive plan: its calls' observations, sanitised at once (the
     plan reads them to make its next request; what it returns is judged as it is), or the
-    failure that ended the process."""
+    failure that ended the process. Each call also carries the student CPU time the grader
+    measured for the request (STUDENT_CPU), for judges that must not take the process's word."""
+    before = session.cpu_used()
     reply = session.run(request)
-    return reply if isinstance(reply, WorkerFailure) else _sanitized_calls(lab, reply)
+    if isinstance(reply, WorkerFailure):
+        return reply
+    calls = _sanitized_calls(lab, reply)
+    spent = max(0.0, session.cpu_used() - before)
+    for call in calls:
+        call[STUDENT_CPU] = spent  # the grader's measurement: whatever the reply said under this name goes
+    return calls
 
 
 def _sanitized_calls(lab: Lab, reply: dict) -> list[dict]:

@@ -20,6 +20,7 @@ from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import kernel_zygote
 from grader.sandbox import session as session_module
+from grader.sandbox.deadline import Deadline
 from grader.sandbox.identity import STUDENT_GID, grader_is_root, lease
 from grader.sandbox.notebook import KernelWorker
 from grader.spec import load_spec
@@ -68,7 +69,8 @@ def _kernel(tmp_path: Path, name: str, cells: list[str], identity, level: str = 
     os.chown(folder, identity.uid, identity.gid)
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     worker = KernelWorker(folder, Limits(), notebook, LEVEL_OF[level], [], identity)
-    worker.run_cells([(i, i + 1) for i in range(len(cells))], time.monotonic() + 60, set())
+    load = Deadline(worker.meter).charged("load", 60, "for loading the notebook")
+    worker.run_cells([(i, i + 1) for i in range(len(cells))], load, set())
     return worker
 
 

@@ -4,7 +4,6 @@ checks it with file:line errors like every other limit."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import nbformat
@@ -55,38 +54,37 @@ def test_a_wrong_load_limit_names_file_line_and_field(tmp_path, limits, line, pr
 
 @pytest.mark.slow
 def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
+    """Cells share the load limit (CPU time): a cell past its own limit is interrupted,
+    one past what is left of the load limit too, and the cells after it never run."""
     spec = load_spec(_spec(tmp_path, "  cell_seconds: 2\n  load_seconds: 3\n  submission_seconds: 30\n"))
     notebook = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell(SOLUTION.read_text()),  # In [1]
-            nbformat.v4.new_code_cell("import time\ntime.sleep(100)"),  # In [2]: interrupted at 2 s
-            nbformat.v4.new_code_cell("time.sleep(100)"),  # In [3]: cut at the load limit
+            nbformat.v4.new_code_cell("while True:\n    pass"),  # In [2]: interrupted at 2 s of CPU time
+            nbformat.v4.new_code_cell("while True:\n    pass"),  # In [3]: cut at the load limit (3 s in all)
             nbformat.v4.new_code_cell("x = 1"),  # In [4]: never run
         ]
     )
     path = tmp_path / "slow.ipynb"
     nbformat.write(notebook, path)
-    started = time.monotonic()
     report = grade_submission(path, get_lab("tree"), spec, seed=1)
-    assert time.monotonic() - started < 15
     load = report.tests[0].output
     assert report.score == report.max_score, load
-    assert "cell In [2] ran past its 2 s limit and was interrupted (KeyboardInterrupt)" in load
-    assert "cell In [3] ran past the notebook's loading time limit of 3 s and was interrupted" in load
-    assert "cell In [4] was not run: the notebook's loading time limit of 3 s ran out before it" in load
+    assert "cell In [2] ran past the time limit of 2 s of CPU time per notebook cell and was interrupted" in load
+    assert "cell In [3] ran past the time limit of 3 s of CPU time for loading the notebook and was interrupted" in load
+    assert "cell In [4] was not run: the time limit of 3 s of CPU time for loading the notebook ran out" in load
 
 
 def test_a_module_level_loop_costs_the_load_limit_not_the_submission_budget(tmp_path):
-    """A `.py` that loops at import stops at `load_seconds` (2 s here), not at the
-    submission's 60 s, and the load test says which limit it was."""
+    """A `.py` that loops at import is interrupted at `load_seconds` of CPU time (2 s
+    here), not at the submission's 60 s, and the load test says which limit it was."""
     looping = tmp_path / "loops.py"
     looping.write_text("while True:\n    pass\n")
     spec = load_spec(_spec(tmp_path, "  submission_seconds: 60\n  load_seconds: 2\n"))
-    started = time.monotonic()
     report = grade_submission(looping, get_lab("tree"), spec, seed=1)
-    assert time.monotonic() - started < 15
     load = next(t for t in report.tests if t.kind == "load")
-    assert not load.passed and "loading (the import of the submission) ran past its time limit of 2 s" in load.output
+    assert not load.passed  # interrupted before it defined anything
+    assert "the import ran past the time limit of 2 s of CPU time for loading and was interrupted" in load.output
 
 
 def test_a_memory_limit_below_the_floor_is_a_spec_error_with_its_line(tmp_path):

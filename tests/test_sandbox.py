@@ -113,11 +113,9 @@ def test_200_mb_of_output_is_truncated_and_changes_nothing(tmp_path):
 def test_ignored_sigterm_does_not_save_a_loop(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
-    started = time.monotonic()
     report, unique = grade("ignores_sigterm.py", tmp_path, level, monkeypatch)
-    assert time.monotonic() - started < 15  # two cases of 2 s, each killed with SIGKILL after the grace
-    assert kinds_failed(report) == {"value", "nodes", "pruned", "limits"}
-    assert "no answer within 2 s" in by_name(report, "limits").output
+    assert kinds_failed(report) == {"value", "nodes", "pruned", "limits"}  # each case killed with SIGKILL
+    assert "the time limit of 2 s of CPU time per case" in by_name(report, "limits").output
     assert _left_over(unique) == []
 
 

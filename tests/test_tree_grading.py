@@ -353,9 +353,9 @@ def test_hang_in_a_case_fails_that_case_and_limits(tie_loop):
     assert failing_kinds(report) == {"value", "nodes", "pruned", "limits"}, explain(report)
     assert {t.case for t in failed(report) if t.case} == {"sibling-ties"}
     for test in failed(report, case="sibling-ties"):
-        assert "no answer within 1 s" in test.output
+        assert "ran past the time limit of 1 s of CPU time per case" in test.output
     limits = named(report, "limits")
-    assert "sibling-ties" in limits.output and "no answer within 1 s" in limits.output
+    assert "sibling-ties" in limits.output and "the time limit of 1 s of CPU time per case" in limits.output
 
 
 def test_cases_after_a_hang_run_on_a_fresh_worker(tie_loop):
@@ -389,33 +389,31 @@ def test_process_scan_sees_a_live_process():
 
 @pytest.fixture(scope="module")
 def import_loop(tmp_path_factory, grade):
-    """The fixture that hangs at import, graded with a 2 s budget for the whole submission.
-    Yields (report, seconds the grading took)."""
+    """The fixture that hangs at import (before it defines alphabeta), graded with a 2 s
+    budget for the whole submission."""
     short = tmp_path_factory.mktemp("import_loop") / "short_budget.yaml"
     text = (SPEC_FIXTURES / "tree_tight_limits.yaml").read_text()
     short.write_text(text.replace("submission_seconds: 10", "submission_seconds: 2"))
-    started = time.monotonic()
-    report = grade("hostile_import_loop", spec=load_spec(short))
-    return report, time.monotonic() - started
+    return grade("hostile_import_loop", spec=load_spec(short))
 
 
 @needs_proc
 def test_hang_at_import_fails_load_within_the_budget(import_loop):
-    report, seconds = import_loop
-    assert seconds < 6
-    load = named(report, "load")
+    """The import is interrupted at the load limit and graded with what it had defined:
+    here nothing, as the loop comes before alphabeta."""
+    load = named(import_loop, "load")
     assert not load.passed
-    assert (
-        "hostile_import_loop.py" in load.output and "did not finish loading: it ran past the time limit" in load.output
-    )
-    assert report.score == 0
-    assert all("did not load" in t.output for t in report.tests if t.kind != "load")
+    assert "hostile_import_loop.py: no `alphabeta` is defined" in load.output, load.output
+    assert "While loading, the submission raised KeyboardInterrupt" in load.output
+    assert import_loop.score == 0
+    assert all("did not load" in t.output for t in import_loop.tests if t.kind != "load")
     assert _left_over(_my_workers) == []
 
 
 def test_hang_at_import_names_the_limit(import_loop):
-    load = named(import_loop[0], "load")
-    assert "time limit of 2 s" in load.output, load.output
+    load = named(import_loop, "load")
+    says = "the import ran past the time limit of 2 s of CPU time for loading and was interrupted (KeyboardInterrupt)"
+    assert says in load.output, load.output
 
 
 def test_sys_exit_at_import_fails_load_and_says_where(grade):

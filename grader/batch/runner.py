@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..lab_setup import UsageError
 from ..labs import Lab
 from ..results import GradeReport
+from ..sandbox.deadline import backstop
 from ..seeding import Seed, draw_seed
 from ..spec import Spec
 from .discovery import Submission, clean_name, discover
@@ -34,7 +35,8 @@ from .summary import ClassSummary, summarize
 from .task import GradeTask, GradingFailed
 
 GRADEBOOK_NAME = "gradebook.sqlite"
-DEADLINE_MARGIN_SECONDS = 60.0  # beyond the spec's per-submission limit: kernel starts, judging, a busy machine
+# beyond the submission's wall-clock backstop (its limits are CPU time): kernel starts, judging, a busy machine
+DEADLINE_MARGIN_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,7 @@ def _run_locked(
             print(f"  ignored {entry}", file=stream)
         run_id = book.start_run(spec, seed, executor.workers, folder)
         by_student = {s.student: s for s in todo}
-        deadline = spec.limits.submission_seconds + DEADLINE_MARGIN_SECONDS
+        deadline = backstop(spec.limits.submission_seconds) + DEADLINE_MARGIN_SECONDS
         progress = Progress(len(todo), stream, live=stream.isatty(), limit=deadline)
 
         def record(result: JobResult) -> None:

@@ -1,5 +1,6 @@
 """Temporary folders of a batch run. Everything the graders of a run create with
-`tempfile` (work folders, kernel sockets) lives under one folder per run, named after the
+`tempfile` (work folders; kernel sockets live in a short folder of their own,
+sandbox/socket_folder.py) lives under one folder per run, named after the
 batch's pid and holding an `owner` file (pid and process start time). A run removes its
 folder when it ends; a run that was killed can't, so every run first removes the folders
 whose owner is gone."""

@@ -11,6 +11,7 @@ import importlib.util
 import inspect
 import linecache
 import os
+import signal
 import sys
 import time
 
@@ -210,15 +211,34 @@ def describe_api(namespace, api):
     return report
 
 
+_IMPORTING = [False]  # whether the grader's interrupt may still stop the import
+
+
+def _interrupt(signum, frame):
+    """SIGINT from the grader: the import ran past its time limit. It stops the import
+    with a KeyboardInterrupt, once; an interrupt that comes after the import is ignored
+    (it must not stop the observer)."""
+    if _IMPORTING[0]:
+        _IMPORTING[0] = False
+        raise KeyboardInterrupt
+
+
 def load_python(path, module_name):
-    """Import the submission file as a module; return (namespace, error_record or None)."""
+    """Import the submission file as a module; return (namespace, error_record or None).
+    An import the grader interrupts (its load limit) returns what it defined so far, with
+    the KeyboardInterrupt as its error, as a notebook cell does."""
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:  # only for a file name without a Python suffix
         raise ImportError("cannot import %r: no loader for this file name" % path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    signal.signal(signal.SIGINT, _interrupt)
     try:
-        spec.loader.exec_module(module)
+        _IMPORTING[0] = True
+        try:
+            spec.loader.exec_module(module)
+        finally:  # an interrupt that arrives in here is still raised inside the outer try
+            _IMPORTING[0] = False
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import is a graded result
         return module.__dict__, error_record(exc)
     return module.__dict__, None

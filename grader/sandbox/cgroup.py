@@ -1,11 +1,12 @@
 """Caps that also hold for root and count resident memory: one cgroup per student process
 tree, with the `pids` controller (processes and threads; RLIMIT_NPROC does nothing for
-root, and a PID namespace has no size of its own) and the `memory` controller (resident
+root, and a PID namespace has no size of its own), the `memory` controller (resident
 memory, so a Jupyter kernel that maps a lot of address space but uses little still
-starts: RLIMIT_AS, the fallback, fails kernels below about 700 MB). cgroup v1 (one
-hierarchy per controller) and v2 (one unified hierarchy) alike, where the grader may
-make cgroups. The student can't leave it: it runs as another uid, and the cgroup file
-system is read-only in its mount namespace."""
+starts: RLIMIT_AS, the fallback, fails kernels below about 700 MB) and CPU accounting
+(the tree's CPU time, on which its time limits are charged: cpu_clock.py). cgroup v1 (one
+hierarchy per controller; `cpuacct`) and v2 (one unified hierarchy, where every cgroup has
+`cpu.stat`) alike, where the grader may make cgroups. The student can't leave it: it runs
+as another uid, and the cgroup file system is read-only in its mount namespace."""
 
 from __future__ import annotations
 
@@ -15,22 +16,27 @@ import time
 from functools import partial
 from pathlib import Path
 
+from .cpu_clock import CgroupCpu, CpuMeter, ProcessTreeCpu
 from .identity import kill_until_gone
 
 _ROOT = Path("/sys/fs/cgroup")
 STALE_SECONDS = 600
+# (v1 controller, the file that shows a cgroup of it works); v2 names some files otherwise
+CONTROLLERS = (("pids", "pids.max"), ("memory", "memory.limit_in_bytes"), ("cpuacct", "cpuacct.usage"))
+V2_FILES = {"memory": "memory.max", "cpuacct": "cpu.stat"}
 
 
 def _controller_root(controller: str) -> Path | None:
     """Where cgroups with `controller` can be made: the v1 hierarchy of that name, or
-    the v2 root when the controller is enabled for its children."""
+    the v2 root when the controller is enabled for its children (CPU accounting needs
+    none there: `cpu.stat` is in every v2 cgroup)."""
     v1 = _ROOT / controller
     if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
         return v1
     subtree = _ROOT / "cgroup.subtree_control"
     if subtree.exists() and os.access(_ROOT, os.W_OK):
         try:
-            if controller in subtree.read_text().split():
+            if controller == "cpuacct" or controller in subtree.read_text().split():
                 return _ROOT
         except OSError:
             return None
@@ -63,12 +69,12 @@ class StudentCgroups:
     def __init__(self) -> None:
         name = f"abgrade-{secrets.token_hex(6)}"
         self.paths: dict[str, Path] = {}
-        for controller, limit_file in (("pids", "pids.max"), ("memory", "memory.limit_in_bytes")):
+        for controller, limit_file in CONTROLLERS:
             root = _controller_root(controller)
             if root is None:
                 continue
             if root == _ROOT:
-                limit_file = {"memory": "memory.max"}.get(controller, limit_file)
+                limit_file = V2_FILES.get(controller, limit_file)
             path = root / name
             if path in self.paths.values():
                 self.paths[controller] = path
@@ -92,6 +98,20 @@ class StudentCgroups:
     @property
     def limits_memory(self) -> bool:
         return "memory" in self.paths
+
+    @property
+    def cpu_file(self) -> Path | None:
+        """The file that holds the tree's CPU time (cpu_clock.CgroupCpu), if there is one."""
+        path = self.paths.get("cpuacct")
+        if path is None:
+            return None
+        return path / ("cpu.stat" if path.parent == _ROOT else "cpuacct.usage")
+
+    def meter(self, root_pid: int) -> CpuMeter:
+        """What measures the tree's CPU time: this cgroup's accounting, or (without one)
+        the processes under `root_pid` (cpu_clock.py)."""
+        path = self.cpu_file
+        return CgroupCpu(path) if path is not None else ProcessTreeCpu(root_pid)
 
     def _write(self, controller: str, names: tuple[str, ...], value: str) -> None:
         path = self.paths.get(controller)

@@ -13,9 +13,10 @@ import json
 import os
 import re
 import select
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .deadline import Deadline, Limit, wall_only
 
 MAX_LINE_BYTES = 64 * 2**20  # one reply; real ones are a few KB to a few MB
 MAX_JSON_DEPTH = 64  # real replies nest fewer than 20 levels
@@ -29,11 +30,39 @@ _PASSES_UP_TO = 1 << 20  # longer texts are measured with numpy
 
 @dataclass
 class WorkerFailure:
-    """Why no answer came: `timeout`, `died` (exit/crash/killed) or `protocol` (garbage)."""
+    """Why no answer came: `timeout`, `died` (exit/crash/killed) or `protocol` (garbage).
+    A timeout says which limit passed (`limit`, deadline.py)."""
 
     kind: str
     message: str
     exit_code: int | None = None
+    limit: Limit | None = None
+
+
+Timeout = float | Deadline  # seconds of wall-clock time, or the limits of a student's request
+
+
+def as_deadline(timeout: Timeout) -> Deadline:
+    """A Deadline as given, or one of plain wall-clock seconds."""
+    return timeout if isinstance(timeout, Deadline) else wall_only(timeout)
+
+
+def _late(limit: Limit, timeout: Timeout, sending: bool) -> WorkerFailure:
+    """The timeout failure that names `limit` (a plain number of seconds keeps its old words)."""
+    if sending:
+        if isinstance(timeout, Deadline):
+            said = f"the student process stopped reading its input and ran past {limit.says}"
+        else:
+            said = (
+                f"the student process stopped reading its input (no room for it within {timeout:g} s, the time limit)"
+            )
+    else:
+        said = (
+            f"it ran past {limit.says}"
+            if isinstance(timeout, Deadline)
+            else f"no answer within {timeout:g} s (the time limit)"
+        )
+    return WorkerFailure("timeout", said, limit=limit)
 
 
 def json_depth_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -108,23 +137,19 @@ class FramedChannel:
             except OSError:
                 pass
 
-    def send(self, message: dict, timeout: float = SEND_SECONDS) -> WorkerFailure | None:
+    def send(self, message: dict, timeout: Timeout = SEND_SECONDS) -> WorkerFailure | None:
         """Write one line before the deadline; a full pipe that nobody drains is a timeout."""
-        return self._send(message, time.monotonic() + timeout, timeout)
+        return self._send(message, as_deadline(timeout), timeout)
 
-    def _send(self, message: dict, deadline: float, timeout: float) -> WorkerFailure | None:
+    def _send(self, message: dict, deadline: Deadline, timeout: Timeout) -> WorkerFailure | None:
         view = memoryview((json.dumps(message) + "\n").encode())
         while view:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            passed = deadline.passed()
+            if passed is not None:
                 self._kill()
-                return WorkerFailure(
-                    "timeout",
-                    f"the student process stopped reading its input "
-                    f"(no room for it within {timeout:g} s, the time limit)",
-                )
+                return _late(passed, timeout, sending=True)
             try:
-                _, ready, _ = select.select([], [self._write_fd], [], remaining)
+                _, ready, _ = select.select([], [self._write_fd], [], deadline.pause())
                 if ready:
                     view = view[os.write(self._write_fd, view) :]
             except (BlockingIOError, InterruptedError):
@@ -133,22 +158,25 @@ class FramedChannel:
                 return self._on_dead("while receiving its input")
         return None
 
-    def receive(self, timeout: float) -> dict | WorkerFailure:
-        """The next JSON message, or why none came within `timeout` seconds."""
-        return self._receive(time.monotonic() + timeout, timeout)
+    def receive(self, timeout: Timeout, kill: bool = True) -> dict | WorkerFailure:
+        """The next JSON message, or why none came within `timeout` (seconds, or the limits
+        of a Deadline). On a timeout the other side is killed, unless `kill` is false (the
+        caller interrupts it first)."""
+        return self._receive(as_deadline(timeout), timeout, kill)
 
-    def _receive(self, deadline: float, timeout: float) -> dict | WorkerFailure:
+    def _receive(self, deadline: Deadline, timeout: Timeout, kill: bool = True) -> dict | WorkerFailure:
         end = self._buffer.find(b"\n", self._scanned)
         while end < 0:
             self._scanned = len(self._buffer)
             if self._scanned > MAX_LINE_BYTES:
                 return self._garbage(f"the observer's reply is longer than {MAX_LINE_BYTES // 2**20} MiB")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self._kill()
-                return WorkerFailure("timeout", f"no answer within {timeout:g} s (the time limit)")
+            passed = deadline.passed()
+            if passed is not None:
+                if kill:
+                    self._kill()
+                return _late(passed, timeout, sending=False)
             try:
-                ready, _, _ = select.select([self._read_fd], [], [], remaining)
+                ready, _, _ = select.select([self._read_fd], [], [], deadline.pause())
                 if not ready:
                     continue
                 chunk = os.read(self._read_fd, _READ_CHUNK)
@@ -179,8 +207,8 @@ class FramedChannel:
         self._scanned = 0
         return WorkerFailure("protocol", f"{problem} (was the channel tampered with?)")
 
-    def request(self, message: dict, timeout: float) -> dict | WorkerFailure:
+    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
         """Send and wait for the reply; `timeout` covers both."""
-        deadline = time.monotonic() + timeout
+        deadline = as_deadline(timeout)
         failure = self._send(message, deadline, timeout)
         return failure if failure else self._receive(deadline, timeout)

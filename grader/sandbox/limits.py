@@ -19,6 +19,7 @@ from ..spec.model import Limits
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
 _PR_SET_PDEATHSIG = 1
 AS_FLOOR_MB = 1024
+CPU_SLACK_SECONDS = 30
 
 
 def die_with_grader() -> None:
@@ -37,7 +38,9 @@ def rlimits(limits: Limits, memory_cgroup: bool = False, kernel: bool = False) -
     cgroup caps resident memory, and then never below the floor a kernel starts under."""
     mib = 1024 * 1024
     caps = {
-        "RLIMIT_CPU": int(limits.submission_seconds) + 5,
+        # a last resort per process: the session stops a tree at the submission's CPU limit
+        # first (a kernel's own start-up and an interrupt's grace come on top)
+        "RLIMIT_CPU": int(limits.submission_seconds) + CPU_SLACK_SECONDS,
         "RLIMIT_FSIZE": limits.file_mb * mib,
         "RLIMIT_CORE": 0,
         "RLIMIT_NPROC": limits.processes,
@@ -53,4 +56,4 @@ def apply_rlimits(caps: dict[str, int]) -> None:
         try:
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
-            pass  # a limit the machine won't lower; the wall-clock kill still applies
+            pass  # a limit the machine won't lower; the grader's own time limits still apply

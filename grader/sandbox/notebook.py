@@ -3,9 +3,14 @@
 ones after it), then the lab's observer runs inside that kernel and serves case requests
 over a private Unix socket. Judging stays in the grader.
 
-A cell that ignores its interrupt or kills the kernel is skipped in a fresh kernel, so
-the cells after it still run. Kernels talk over IPC sockets in a private folder, so
-parallel graders never race for TCP ports.
+Loading is charged on the kernel's own CPU time (deadline.py): each cell has its limit
+(`cell_seconds`), all of them together the load limit (`load_seconds`), each with a
+wall-clock backstop. A cell that runs past one is interrupted (KeyboardInterrupt) and the
+next cells run while load time is left; a cell that goes on after its interrupt is
+stopped, and then loading has failed, as for a `.py` whose import does (session.py). A
+cell that kills the kernel itself is skipped in a fresh kernel, so the cells after it
+still run. Kernels talk over IPC sockets in a private folder with a short path whatever
+TMPDIR is (socket_folder.py), so parallel graders never race for TCP ports.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ import os
 import secrets
 import select
 import shutil
+import signal
 import socket
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -29,13 +34,16 @@ from typing import TYPE_CHECKING, Any
 from ..spec.model import Limits
 from . import kernel_zygote
 from .cgroup import StudentCgroups
-from .channel import FramedChannel, WorkerFailure
+from .channel import FramedChannel, Timeout, WorkerFailure, as_deadline
+from .cpu_clock import CpuMeter, NotStarted
+from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
 from .identity import StudentIdentity, hand_over
 from .isolation import Isolation
 from .limits import apply_rlimits, die_with_grader, rlimits
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .output import CappedOutput
-from .session import LoadObservation, Session, WorkerLike, load_reply
+from .session import INTERRUPT_GRACE_SECONDS, LoadObservation, Session, WorkerLike, load_reply
+from .socket_folder import kernel_folder
 from .worker import exit_description, kill_group, scrubbed_env
 
 if TYPE_CHECKING:
@@ -45,9 +53,10 @@ _BOOTSTRAP = "\n".join(
     (Path(__file__).parent / name).read_text() for name in ("probe_install.py", "kernel_bootstrap.py")
 )
 _CAP_SOURCE = (Path(__file__).parent / "kernel_bootstrap.py").read_text()
-INTERRUPT_GRACE_SECONDS = 3.0
 PROBE_CONNECT_SECONDS = 15.0  # from the moment the kernel starts running the bootstrap
-OBSERVER_START_SECONDS = 5.0  # the observer's start-up may use this much past the load limit
+OBSERVER_START_SECONDS = 5.0  # CPU time the observer's start-up may use past the load limit
+LOAD = "for loading the notebook"
+PER_CELL = "per notebook cell"
 KERNEL_START_ATTEMPTS = 3
 MAX_KERNEL_MESSAGE_BYTES = 16 * 2**20  # a bigger message from the kernel is dropped by ZeroMQ
 KERNEL_QUEUE_MESSAGES = 8  # messages ZeroMQ may hold for us per channel before the kernel drops
@@ -80,9 +89,10 @@ class OutputBudget:
 
 @dataclass(frozen=True)
 class CellIncident:
-    """A code cell that did not simply run: it `raised`, was `interrupted` at its time
-    limit, was `skipped` (it ignored the interrupt or killed the kernel), or was `not_run`
-    (the loading time ran out first). `number` is Jupyter's `In [n]`."""
+    """A code cell that did not simply run: it `raised`, was `interrupted` at a time limit
+    (`detail` names it), `caught` its interrupt and finished, was `stopped` (it went on
+    after its interrupt: loading fails), was `skipped` (it killed the kernel, or could not
+    be run), or was `not_run` (the loading time ran out first). `number` is Jupyter's `In [n]`."""
 
     number: int
     kind: str
@@ -93,15 +103,17 @@ class CellIncident:
         where = f"cell In [{self.number}]"
         return {
             "raised": f"{where} raised {self.detail}",
-            "interrupted": f"{where} {self.detail} and was interrupted (KeyboardInterrupt)",
+            "interrupted": f"{where} ran past {self.detail} and was interrupted (KeyboardInterrupt)",
+            "caught": f"{where} ran past {self.detail} and was interrupted; it caught the KeyboardInterrupt and finished",
+            "stopped": f"{where} ran past {self.detail}, and went on after its interrupt (KeyboardInterrupt) "
+            f"until it was stopped",
             "skipped": f"{where} {self.detail}; it was skipped and the notebook run again without it",
-            "not_run": f"{where} was not run: {self.detail}",
+            "not_run": f"{where} was not run: {self.detail} ran out before it",
         }[self.kind]
 
 
-def _not_run(rest: list[tuple[int, int]], skip: set[int], limits: Limits) -> list[CellIncident]:
-    why = f"the notebook's loading time limit of {limits.load_seconds:g} s ran out before it"
-    return [CellIncident(number, "not_run", why) for _, number in rest if number not in skip]
+def _not_run(rest: list[tuple[int, int]], skip: set[int], limit: Limit) -> list[CellIncident]:
+    return [CellIncident(number, "not_run", limit.says) for _, number in rest if number not in skip]
 
 
 def _size(content: Any) -> int:
@@ -225,6 +237,42 @@ def _kernel_classes() -> tuple[type, type]:
     return BoundedNotebookClient, BoundedKernelClient
 
 
+class CellWatchdog:
+    """Watches one cell on a thread of its own: when one of `limits` passes it interrupts
+    the kernel (`interrupted`: that limit), and when the cell then goes on for
+    INTERRUPT_GRACE_SECONDS more of CPU time (or the backstop of that) it kills the kernel
+    (`stopped`)."""
+
+    def __init__(self, worker: KernelWorker, limits: Deadline) -> None:
+        self.worker, self.limits = worker, limits
+        self.interrupted: Limit | None = None
+        self.stopped = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="abgrade-cell-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.limits.pause()):
+            passed = self.limits.passed()
+            if passed is not None:
+                self.interrupted = passed
+                self.worker.interrupt()
+                break
+        else:
+            return
+        grace = Deadline(self.worker.meter).charged("interrupt", INTERRUPT_GRACE_SECONDS, "after the interrupt")
+        while not self._done.wait(grace.pause()):
+            if grace.passed() is not None:
+                self.stopped = True
+                self.worker._kill_kernel()
+                return
+
+    def stop(self) -> None:
+        """The cell has ended: stop watching."""
+        self._done.set()
+        self._thread.join()
+
+
 class KernelWorker:
     """A kernel that has run the notebook's cells and now hosts the observer."""
 
@@ -246,7 +294,10 @@ class KernelWorker:
         notebook_client, kernel_client = _kernel_classes()
         self.limits = limits
         self.student_uid = identity.uid if identity else None  # the only peer the observer socket accepts
-        self.private = Path(tempfile.mkdtemp(prefix="abgrade-k-"))  # sockets, connection file (mode 0700)
+        try:
+            self.private = kernel_folder()  # sockets, connection file: a short path (mode 0700)
+        except OSError as exc:
+            raise KernelStartError(f"could not make a folder for the kernel's sockets: {exc}") from None
         hand_over(self.private, identity)  # this kernel's uid only: no other student can enter
         self.km = AsyncKernelManager(
             kernel_name="python3",
@@ -299,14 +350,18 @@ class KernelWorker:
         self.output = CappedOutput(out_r, limits.output_bytes)
         self.incidents: list[CellIncident] = []
         self.case_output: list[str] = []  # what the student's code printed during the cases
-        self.killed_cell: int | None = None
+        self.killed_cell: int | None = None  # the cell the kernel died in (or was stopped in)
+        self.stopped_cell: int | None = None  # the cell that went on after its interrupt
         self.channel: FramedChannel | None = None
         self._connection: socket.socket | None = None
         self._bootstrap_id: str | None = None
         self._bootstrap_running: float | None = None  # when the kernel began running the bootstrap
         self.closed = False
         started = time.monotonic()
+        self.meter: CpuMeter = NotStarted()  # the kernel's tree, once it runs
         self._start_kernel(workdir)
+        self.meter = self.cgroup.meter(self.pid or 0)
+        self.start_clock()
         self.start_seconds = time.monotonic() - started  # the machine's time, not the student's
 
     def _start_kernel(self, workdir: Path) -> None:
@@ -346,73 +401,84 @@ class KernelWorker:
         process = getattr(self.km.provisioner, "process", None) if self.km.provisioner else None
         return process.pid if process is not None else None
 
-    def run_cells(self, cells: list[tuple[int, int]], deadline: float, skip: set[int]) -> float:
+    def start_clock(self) -> None:
+        """Count the kernel's CPU time from now on (its start-up is the machine's time)."""
+        self._baseline = self.meter.seconds()
+
+    def cpu_used(self) -> float:
+        """CPU seconds the kernel's tree used since start_clock(); after close(), what it had used."""
+        return self.meter.seconds() - self._baseline
+
+    def interrupt(self) -> None:
+        """SIGINT to the kernel's process group, as jupyter_client interrupts a kernel."""
+        process = getattr(self.km.provisioner, "process", None) if self.km.provisioner else None
+        group = getattr(self.km.provisioner, "pgid", None) or self.pid
+        if group is None:
+            return
+        try:
+            os.killpg(group, signal.SIGINT)
+        except OSError:
+            if process is not None:
+                try:
+                    process.send_signal(signal.SIGINT)
+                except OSError:
+                    pass
+
+    def run_cells(self, cells: list[tuple[int, int]], load: Deadline, skip: set[int]) -> None:
         """Execute the code cells, given as (index, number), in order, skipping `skip`, each
-        within min(cell limit, what is left of `deadline`); stop early when the kernel dies
-        or a cell outlives its interrupt. Returns seconds spent."""
+        within its own limit and what is left of `load` (limits on this kernel's meter);
+        stop early when the kernel dies or a cell goes on after its interrupt."""
         from nbclient.exceptions import DeadKernelError
 
-        started = time.monotonic()
         for position, (index, number) in enumerate(cells):
             if number in skip:
                 continue
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.incidents.extend(_not_run(cells[position:], skip, self.limits))
+            ran_out = load.passed()
+            if ran_out is not None:
+                self.incidents.extend(_not_run(cells[position:], skip, ran_out))
                 break
-            limit = min(self.limits.cell_seconds, remaining)
-            self.client.timeout = max(1, int(limit + 0.999))
-            fired = threading.Event()
-
-            def interrupt_failed(fired: threading.Event = fired) -> None:
-                fired.set()
-                self._kill_kernel()
-
-            watchdog = threading.Timer(limit + INTERRUPT_GRACE_SECONDS, interrupt_failed)
-            watchdog.start()
-            cell_started = time.monotonic()
+            limits = Deadline(self.meter).charged("cell", self.limits.cell_seconds, PER_CELL).including(load)
+            # nbclient's own timeout only as a last resort: the watchdog interrupts and stops
+            self.client.timeout = int(2 * backstop(self.limits.cell_seconds) + backstop(INTERRUPT_GRACE_SECONDS))
+            watchdog = CellWatchdog(self, limits)
             try:
                 self.client.execute_cell(self.client.nb.cells[index], index)
             except DeadKernelError:
                 self.killed_cell = number
-                self.incidents.append(
-                    CellIncident(
-                        number,
-                        "skipped",
-                        f"{self._past(limit)} and ignored the interrupt" if fired.is_set() else "killed the kernel",
-                    )
-                )
             except Exception as exc:  # noqa: BLE001 - nbclient timeouts and protocol errors
                 self.killed_cell = number
                 self.incidents.append(
                     CellIncident(number, "skipped", f"could not be run ({type(exc).__name__}: {str(exc)[:200]})")
                 )
             finally:
-                watchdog.cancel()
-            if self.killed_cell is not None:
+                watchdog.stop()
+            interrupted = watchdog.interrupted
+            if watchdog.stopped and interrupted is not None:
+                self.killed_cell = self.stopped_cell = number
+                self.incidents.append(CellIncident(number, "stopped", interrupted.says))
                 break
-            spent = time.monotonic() - cell_started
-            for output in self.client.nb.cells[index].get("outputs", []):
-                if output.get("output_type") == "error":
-                    if output.get("ename") == "KeyboardInterrupt" and spent >= limit:
-                        self.incidents.append(CellIncident(number, "interrupted", self._past(limit)))
-                    else:
-                        text = f"{output.get('ename')}: {output.get('evalue', '')}"[:300]
-                        self.incidents.append(CellIncident(number, "raised", text))
-        return time.monotonic() - started
+            if self.killed_cell is not None:
+                if not any(i.number == number for i in self.incidents):
+                    self.incidents.append(CellIncident(number, "skipped", "killed the kernel"))
+                break
+            errors = [o for o in self.client.nb.cells[index].get("outputs", []) if o.get("output_type") == "error"]
+            for output in errors:
+                if output.get("ename") == "KeyboardInterrupt" and interrupted is not None:
+                    self.incidents.append(CellIncident(number, "interrupted", interrupted.says))
+                else:
+                    text = f"{output.get('ename')}: {output.get('evalue', '')}"[:300]
+                    self.incidents.append(CellIncident(number, "raised", text))
+            if interrupted is not None and not errors:
+                self.incidents.append(CellIncident(number, "caught", interrupted.says))
 
-    def _past(self, limit: float) -> str:
-        if limit >= self.limits.cell_seconds:
-            return f"ran past its {self.limits.cell_seconds:g} s limit"
-        return f"ran past the notebook's loading time limit of {self.limits.load_seconds:g} s"
-
-    def start_observer(self, setup: dict, timeout: float) -> dict | WorkerFailure:
-        """Run the observer in the kernel and wait for its first message. Only the genuine
-        observer gets in: the socket is in the worker's private folder, a peer must be the
-        student's user (when known) and send this worker's secret first; any other peer is
-        closed and the wait goes on. The connect deadline counts from the moment the kernel
-        starts running the bootstrap (a kernel still flushing a flood of output is not late)."""
-        deadline = time.monotonic() + timeout
+    def start_observer(self, setup: dict, timeout: Timeout) -> dict | WorkerFailure:
+        """Run the observer in the kernel and wait for its first message within `deadline`.
+        Only the genuine observer gets in: the socket is in the worker's private folder, a
+        peer must be the student's user (when known) and send this worker's secret first;
+        any other peer is closed and the wait goes on. The connect deadline counts from the
+        moment the kernel starts running the bootstrap (a kernel still flushing a flood of
+        output is not late)."""
+        deadline = as_deadline(timeout)
         path = str(self.private / "probe.sock")
         secret = secrets.token_hex(16)
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -435,14 +501,14 @@ class KernelWorker:
         self._connection = connection
         fd = connection.fileno()
         self.channel = FramedChannel(fd, fd, self._kill_kernel, self._died)
-        reply = self.channel.receive(max(0.0, deadline - time.monotonic()))
+        reply = self.channel.receive(deadline)
         if isinstance(reply, dict) and isinstance(reply.get("output"), dict):
             dropped = reply["output"].get("dropped")  # what the kernel itself held back
             if isinstance(dropped, int) and not isinstance(dropped, bool) and dropped > 0:
                 self.budget.dropped += dropped
         return reply
 
-    def _accept_genuine(self, server: socket.socket, secret: str, deadline: float) -> socket.socket | WorkerFailure:
+    def _accept_genuine(self, server: socket.socket, secret: str, deadline: Deadline) -> socket.socket | WorkerFailure:
         while True:
             self._pump_iopub()
             broken = self._bootstrap_error()
@@ -453,10 +519,11 @@ class KernelWorker:
                     "(did the notebook replace or patch a standard module?)",
                 )
             now = time.monotonic()
-            limit = deadline
+            connect_by = float("inf")
             if self._bootstrap_running is not None:
-                limit = min(deadline, self._bootstrap_running + PROBE_CONNECT_SECONDS)
-            if now >= limit:
+                connect_by = self._bootstrap_running + PROBE_CONNECT_SECONDS
+            passed = deadline.passed()
+            if passed is not None or now >= connect_by:
                 if self._bootstrap_running is None:
                     return WorkerFailure(
                         "timeout",
@@ -468,14 +535,14 @@ class KernelWorker:
                     "the observer could not start in the kernel "
                     "(did the notebook replace standard modules, or block the kernel?)",
                 )
-            ready, _, _ = select.select([server], [], [], min(0.05, limit - now))
+            ready, _, _ = select.select([server], [], [], min(0.05, deadline.pause(), max(0.0, connect_by - now)))
             if not ready:
                 continue
             try:
                 peer, _ = server.accept()
             except OSError:
                 continue
-            if genuine_peer(peer, secret, min(limit, time.monotonic() + SECRET_WAIT_SECONDS), self.student_uid):
+            if genuine_peer(peer, secret, min(connect_by, time.monotonic() + SECRET_WAIT_SECONDS), self.student_uid):
                 return peer
             peer.close()
 
@@ -496,7 +563,7 @@ class KernelWorker:
                 return "the observer stopped at once"
             return f"{str(content.get('ename', 'error'))[:100]}: {str(content.get('evalue', ''))[:300]}"
 
-    def request(self, message: dict, timeout: float) -> dict | WorkerFailure:
+    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
         assert self.channel is not None
         reply = self.channel.request(message, timeout)
         self._pump_iopub()
@@ -546,6 +613,7 @@ class KernelWorker:
     def _kill_kernel(self) -> None:
         """SIGKILL at once: the kernel's state is disposable (its output came over
         iopub), and as the first process of a PID namespace it would ignore SIGTERM."""
+        self.meter.seconds()  # the last reading is kept (cpu_used after the kernel is gone)
         pid = self.pid
         if pid is not None:
             kill_group(pid, getattr(self.km.provisioner, "process", None), grace=0)
@@ -593,17 +661,17 @@ class NotebookSession(Session):
             self.notebook, self.problem = None, str(exc)
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
-        """Run the cells (again in a fresh kernel without any cell that hung or killed
-        one) and start the observer, all within the load limit (`load_seconds`, never past
-        the submission's budget; kernel start-ups don't count); the observer's start may
-        take OBSERVER_START_SECONDS more."""
+        """Run the cells (again in a fresh kernel without any cell that killed one) and
+        start the observer, all within the load limit (`load_seconds` of the kernels' CPU
+        time and its backstop, never past the submission's; kernel start-ups don't count);
+        the observer's start may take OBSERVER_START_SECONDS more."""
         if self.notebook is None:
             return None, LoadObservation(problem=self.problem)
         code = [i for i, cell in enumerate(self.notebook.cells) if cell.cell_type == "code"]
         cells = [(index, number) for number, index in enumerate(code, 1)]
-        load_limit = min(self.limits.load_seconds, max(0.0, self.remaining()))
-        deadline = time.monotonic() + load_limit
         self.incidents = []
+        cpu_spent = 0.0  # CPU time of the cells in kernels that died
+        started, machine = time.monotonic(), 0.0  # kernel start-ups are the machine's time
         while True:
             worker = KernelWorker(
                 self.workdir,
@@ -614,17 +682,25 @@ class NotebookSession(Session):
                 self.identity,
                 self.probe.extra_modules if self.probe else (),
             )
-            deadline = min(deadline + worker.start_seconds, time.monotonic() + max(0.0, self.remaining()))
-            worker.run_cells(cells, deadline, self.skip)
+            machine += worker.start_seconds
+            load = self._load_deadline(worker, cpu_spent, time.monotonic() - started - machine)
+            worker.run_cells(cells, load, self.skip)
             self.incidents.extend(worker.incidents)
             if worker.killed_cell is None:
                 break
-            self.skip.add(worker.killed_cell)
+            ran_out = load.passed()
+            cpu_spent += worker.cpu_used()
             self._close_worker(worker)
-            if time.monotonic() >= deadline:
-                rest = [(i, n) for i, n in cells if n > (worker.killed_cell or 0)]
-                self.incidents.extend(_not_run(rest, self.skip, self.limits))
-                return None, LoadObservation(failure=self._load_timeout(load_limit), notes=self._notes(None))
+            if worker.stopped_cell is not None:  # it went on after its interrupt: as a `.py` import that does
+                stopped = next(i for i in worker.incidents if i.kind == "stopped")
+                notes = [note for note in self._notes(None) if note != stopped.note]
+                return None, LoadObservation(failure=WorkerFailure("timeout", stopped.note), notes=notes)
+            self.skip.add(worker.killed_cell)
+            if ran_out is not None:
+                rest = [(i, n) for i, n in cells if n > worker.killed_cell]
+                self.incidents.extend(_not_run(rest, self.skip, ran_out))
+                failure = WorkerFailure("timeout", f"loading the notebook ran past {ran_out.says}", limit=ran_out)
+                return None, LoadObservation(failure=failure, notes=self._notes(None))
         assert self.probe is not None, "configure() the session first"
         setup = self.probe.setup_message(
             self.limits,
@@ -632,12 +708,13 @@ class NotebookSession(Session):
             nonce=self.nonce,
             cells=[[n, s] for n, s in code_cells(self.notebook)],
         )
-        start_limit = min(max(deadline - time.monotonic(), OBSERVER_START_SECONDS), max(0.0, self.remaining()))
-        reply = worker.start_observer(setup, start_limit)
-        observation = load_reply(reply, self.nonce, self.limits)
-        if isinstance(reply, WorkerFailure) and reply.kind == "timeout":
+        wall_spent = time.monotonic() - started - machine
+        start = self._load_deadline(worker, cpu_spent, wall_spent, at_least=OBSERVER_START_SECONDS)
+        reply = worker.start_observer(setup, start)
+        observation = load_reply(reply, self.nonce)
+        if isinstance(reply, WorkerFailure) and reply.kind == "timeout" and reply.limit is not None:
             observation.failure = WorkerFailure(
-                "timeout", reply.message if "busy" in reply.message else self._load_timeout(load_limit).message
+                "timeout", f"loading the notebook ran past {reply.limit.says}", limit=reply.limit
             )
         observation.notes = self._notes(worker)
         if observation.failure:
@@ -645,8 +722,20 @@ class NotebookSession(Session):
             return None, observation
         return worker, observation
 
-    def _load_timeout(self, limit: float) -> WorkerFailure:
-        return WorkerFailure("timeout", f"loading the notebook ran past its time limit of {limit:g} s")
+    def _load_deadline(
+        self, worker: KernelWorker, cpu_spent: float, wall_spent: float, at_least: float = 0.0
+    ) -> Deadline:
+        """What is left of the load limit for `worker` after `cpu_spent` (the cells in
+        earlier kernels) and `wall_spent` (loading, without kernel start-ups), at least
+        `at_least` seconds of CPU time (and its backstop), within the submission's."""
+        seconds = self.limits.load_seconds
+        cpu_left, wall_left = seconds - cpu_spent - worker.cpu_used(), backstop(seconds) - wall_spent
+        if at_least:
+            cpu_left, wall_left = max(cpu_left, at_least), max(wall_left, backstop(at_least))
+        load = Deadline(worker.meter)
+        load.cpu("load", cpu_left, cpu_limit_text(seconds, LOAD))
+        load.wall("load", wall_left, backstop_text(seconds, LOAD))
+        return self.within_submission(load, worker)
 
     def _notes(self, worker: KernelWorker | None) -> list[str]:
         notes = [incident.note for incident in self.incidents]
@@ -655,6 +744,7 @@ class NotebookSession(Session):
 
     def _close_worker(self, worker: KernelWorker) -> None:
         worker.close()
+        self.cpu_spent += worker.cpu_used()
         self.outputs.append(worker.output_text)
 
     def _retire_worker(self) -> None:

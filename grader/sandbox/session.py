@@ -1,7 +1,14 @@
 """One submission's run: a private work folder, a worker that holds the submission
 (a Python process for `.py`, a Jupyter kernel for `.ipynb`), and case requests under
 per-case and per-submission time limits. A case that kills or hangs the worker costs
-only that case: the next one gets a fresh worker."""
+only that case: the next one gets a fresh worker.
+
+Time limits are charged on the student process tree's own CPU time, each with a
+wall-clock backstop (deadline.py): loading, each case, and the whole submission (the CPU
+time of every worker it needed, from the moment it was handed the submission). Loading
+that runs past its limit is interrupted, as a notebook cell is: the import gets a
+KeyboardInterrupt and grading goes on with what it had defined by then; code that goes on
+after the interrupt is stopped, and then loading has failed (DESIGN.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +28,9 @@ from typing import Protocol
 from ..observations import sanitize_error
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
-from .channel import WorkerFailure
+from .channel import Timeout, WorkerFailure
+from .cpu_clock import CpuMeter
+from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
 from .identity import StudentIdentity, hand_over, lease
 from .isolation import Isolation, detect_isolation
 from .limits import rlimits
@@ -71,10 +80,14 @@ class LoadObservation:
 
 
 class WorkerLike(Protocol):
+    meter: CpuMeter  # the worker's process tree's CPU time
+
     @property
     def output_text(self) -> str: ...
 
-    def request(self, message: dict, timeout: float) -> dict | WorkerFailure: ...
+    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure: ...
+
+    def cpu_used(self) -> float: ...
 
     def close(self) -> None: ...
 
@@ -93,6 +106,7 @@ def module_name_for(path: Path, shipped: Sequence[str] = ()) -> str:
 
 SANDBOX_START_ATTEMPTS = 3
 CONFINE_SECONDS = 20.0  # a loaded machine may be slow to start an interpreter; no student code runs yet
+INTERRUPT_GRACE_SECONDS = 3.0  # CPU time code may go on after its interrupt before it is stopped
 
 
 class WorkerStartError(RuntimeError):
@@ -103,13 +117,9 @@ class WorkerStartError(RuntimeError):
 FORGED = "a reply on the private channel was not the observer's (was the channel tampered with?)"
 
 
-def load_reply(reply: dict | WorkerFailure, nonce: str, limits: Limits) -> LoadObservation:
+def load_reply(reply: dict | WorkerFailure, nonce: str) -> LoadObservation:
     """The observer's first message, as a LoadObservation."""
     if isinstance(reply, WorkerFailure):
-        if reply.kind == "timeout":
-            reply = WorkerFailure(
-                "timeout", f"it ran past the time limit of {limits.submission_seconds:g} s per submission"
-            )
         return LoadObservation(failure=reply)
     if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
         return LoadObservation(failure=WorkerFailure("protocol", FORGED))
@@ -135,6 +145,7 @@ class Session:
         self.limits = Limits()
         self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
         self.started = time.monotonic()
+        self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.isolation: Isolation = detect_isolation()
@@ -156,8 +167,45 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def cpu_used(self) -> float:
+        """CPU seconds the submission's workers have used so far."""
+        return self.cpu_spent + (self.worker.cpu_used() if self.worker is not None else 0.0)
+
     def remaining(self) -> float:
-        return self.limits.submission_seconds - (time.monotonic() - self.started)
+        """CPU seconds left of the submission's time limit."""
+        return self.limits.submission_seconds - self.cpu_used()
+
+    def wall_remaining(self) -> float:
+        """Wall-clock seconds left before the submission's backstop."""
+        return backstop(self.limits.submission_seconds) - (time.monotonic() - self.started)
+
+    def deadline(self, worker: WorkerLike, scope: str, seconds: float, per: str) -> Deadline:
+        """`seconds` of the worker's CPU time for `scope` (named as `per`: "per case"), and
+        its wall-clock backstop, within what is left of the submission's."""
+        return self.within_submission(Deadline(worker.meter).charged(scope, seconds, per), worker)
+
+    def within_submission(self, deadline: Deadline, worker: WorkerLike) -> Deadline:
+        """`deadline` (on `worker`'s meter) with what is left of the submission's limit and
+        its backstop: the CPU time of the retired workers and of `worker` counts."""
+        total = self.limits.submission_seconds
+        left = total - self.cpu_spent - worker.cpu_used()
+        deadline.cpu("submission", left, cpu_limit_text(total, "per submission"))
+        return deadline.wall("submission", self.wall_remaining(), backstop_text(total, "per submission"))
+
+    def _spent(self) -> WorkerFailure | None:
+        """Why no more code of this submission may run (its time is used up), or None."""
+        total = self.limits.submission_seconds
+        if self.remaining() <= 0:
+            says = cpu_limit_text(total, "per submission")
+            return WorkerFailure(
+                "timeout", f"the submission had used up {says}", limit=Limit("submission", "cpu", total, says)
+            )
+        if self.wall_remaining() <= 0:
+            says = backstop_text(total, "per submission")
+            return WorkerFailure(
+                "timeout", f"the submission ran past {says}", limit=Limit("submission", "wall", 0.0, says)
+            )
+        return None
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         raise NotImplementedError
@@ -167,36 +215,32 @@ class Session:
         return observation
 
     def run(self, request: dict, timeout: float | None = None) -> dict | WorkerFailure:
-        """Send one case request; start a fresh worker first if an earlier case killed it."""
+        """Send one case request, under `timeout` seconds of CPU time (the spec's case limit
+        by default); start a fresh worker first if an earlier case killed it."""
         case_limit = timeout or self.limits.case_seconds
+        spent = self._spent()
+        if spent is not None:
+            return spent
         if self.worker is None:
-            if self.remaining() <= 0:
-                return self._budget_spent()
             self.worker, observation = self._launch()
             if self.worker is None:
                 return observation.failure or WorkerFailure(
                     "died", observation.problem or "the submission could not be reloaded"
                 )
-        limit = min(case_limit, max(0.0, self.remaining()))
-        reply = self.worker.request(request, limit)
+        deadline = self.deadline(self.worker, "case", case_limit, "per case")
+        reply = self.worker.request(request, deadline)
         if not isinstance(reply, WorkerFailure) and (
             reply.get("nonce") != self.nonce or reply.get("id") != request.get("id")
         ):
             reply = WorkerFailure("protocol", FORGED)
         if isinstance(reply, WorkerFailure):
             self._retire_worker()
-            if reply.kind == "timeout" and limit < case_limit:
-                return self._budget_spent()
         return reply
-
-    def _budget_spent(self) -> WorkerFailure:
-        return WorkerFailure(
-            "timeout", f"the submission's total time limit of {self.limits.submission_seconds:g} s ran out"
-        )
 
     def _retire_worker(self) -> None:
         if self.worker is not None:
             self.worker.close()
+            self.cpu_spent += self.worker.cpu_used()
             self.outputs.append(self.worker.output_text)
             self.worker = None
 
@@ -257,15 +301,11 @@ class PythonSession(Session):
                 nonce=self.nonce,
                 rlimits=rlimits(self.limits, worker.cgroup.limits_memory),
             )
-            load_limit = min(self.limits.load_seconds, max(0.0, self.remaining()))
-            reply = worker.request(setup, load_limit)
-            observation = load_reply(reply, self.nonce, self.limits)
-            if isinstance(reply, WorkerFailure) and reply.kind == "timeout" and load_limit < self.remaining():
-                observation.failure = WorkerFailure(
-                    "timeout", f"loading (the import of the submission) ran past its time limit of {load_limit:g} s"
-                )
+            worker.start_clock()
+            observation = self._load(worker, setup)
             if observation.failure:
                 worker.close()
+                self.cpu_spent += worker.cpu_used()
                 self.outputs.append(worker.output_text)
                 return None, observation
             return worker, observation
@@ -274,3 +314,29 @@ class PythonSession(Session):
             f"the student process could not be confined on this machine "
             f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"
         )
+
+    def _load(self, worker: Worker, setup: dict) -> LoadObservation:
+        """Send the setup and wait for the observer's first message within the load limit;
+        an import still running then is interrupted (KeyboardInterrupt) and, when it stops,
+        graded with what it had defined; one that goes on is stopped (module docstring)."""
+        load = self.deadline(worker, "load", self.limits.load_seconds, "for loading")
+        reply = worker.channel.send(setup, load) or worker.channel.receive(load, kill=False)
+        passed = reply.limit if isinstance(reply, WorkerFailure) and reply.kind == "timeout" else None
+        if passed is not None and not worker.closed:
+            worker.interrupt()
+            grace = Deadline(worker.meter).charged("interrupt", INTERRUPT_GRACE_SECONDS, "after the interrupt")
+            reply = worker.channel.receive(grace)
+            if isinstance(reply, WorkerFailure) and reply.kind == "timeout":
+                reply = WorkerFailure(
+                    "timeout",
+                    f"loading (the import of the submission) ran past {passed.says}, and went on after its "
+                    f"interrupt (KeyboardInterrupt) until it was stopped",
+                    limit=passed,
+                )
+        observation = load_reply(reply, self.nonce)
+        if passed is not None and observation.failure is None:
+            observation.notes.append(
+                f"the import ran past {passed.says} and was interrupted (KeyboardInterrupt); "
+                f"grading goes on with what it had defined by then"
+            )
+        return observation

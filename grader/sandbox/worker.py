@@ -1,5 +1,7 @@
 """The `.py` worker: a fresh Python interpreter that runs student code and talks to the
-grader over two private pipes. On any expiry its whole process group dies."""
+grader over two private pipes. On any expiry its whole process group dies. Its CPU time
+(cpu_clock.py) counts against the student's limits from `start_clock()` on: starting and
+confining the interpreter is the machine's time."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from .cgroup import StudentCgroups
-from .channel import FramedChannel, WorkerFailure
+from .channel import FramedChannel, Timeout, WorkerFailure
 from .identity import StudentIdentity
 from .isolation import CONFINE_SOURCE, Isolation
 from .limits import die_with_grader
@@ -124,13 +126,31 @@ class Worker:
         )
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
+        self.meter = self.cgroup.meter(self.process.pid)
+        self._baseline = 0.0
         self._fds = [to_child_w, from_child_r]
         self.output = CappedOutput(out_r, Limits().output_bytes)  # the spec's cap is set before loading
         self.channel = FramedChannel(from_child_r, to_child_w, self.kill, self._died)
         self.closed = False
 
-    def request(self, message: dict, timeout: float) -> dict | WorkerFailure:
+    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
         return self.channel.request(message, timeout)
+
+    def start_clock(self) -> None:
+        """Count this process tree's CPU time from now on (cpu_used)."""
+        self._baseline = self.meter.seconds()
+
+    def cpu_used(self) -> float:
+        """CPU seconds the tree used since start_clock(); after kill(), what it had used."""
+        return self.meter.seconds() - self._baseline
+
+    def interrupt(self) -> None:
+        """SIGINT to the whole process group, as Ctrl-C in a terminal (or a Jupyter
+        interrupt): Python code gets a KeyboardInterrupt."""
+        try:
+            os.killpg(self.process.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     @property
     def output_text(self) -> str:
@@ -151,7 +171,9 @@ class Worker:
         if self.closed:
             return
         self.closed = True
+        self.meter.seconds()  # the last reading is kept: the cgroup goes below
         kill_group(self.process.pid, self.process)
+        self.meter.seconds()
         self.cgroup.remove()
         self._close_fds()
         self.output.finish()

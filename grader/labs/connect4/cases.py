@@ -11,6 +11,9 @@ its checks say which calls it makes:
 - `choice` (with `time_limit`; 'X' to move): `best_move(State, time_limit)`;
 - `solved` (with `time_limit` and `positions`, move strings; default: the shipped
   positions): `pd_evaluate` on each.
+
+The timed calls run on the virtual clock (clock.py); a case may set its rates with
+`clock: {next_states: SECONDS, round: SECONDS}` (default 0.0001 and 0.001).
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ from ...spec import Spec
 from ...spec.yaml_lines import LineDict
 from ..kit.fields import expected_keys, read_header, require
 from ..kit.messages import mismatch
+from .clock import GUARD_SECONDS, VirtualClock
 
 CASE_KINDS = ("value", "bounds", "cache", "nodes", "deepening", "choice", "solved")
 SEARCH_KINDS = ("value", "bounds", "cache", "nodes")
-FIELDS = {"moves", "limit", "time_limit", "positions", "max_limit"}
+FIELDS = {"moves", "limit", "time_limit", "positions", "max_limit", "clock"}
+CLOCK_FIELDS = {"next_states": "per_call", "round": "per_round"}
 EXPECT = {
     "value": ("value",),
     "bounds": ("value",),
@@ -128,10 +133,33 @@ def variant_counts(State: tuple, limit: int, warm: bool, variants: dict) -> dict
     return counts
 
 
-def choice_limit(State: tuple, time_limit: float, max_limit: int) -> int:
-    """Where pd_evaluate stops on a position that is decided within `max_limit`."""
-    steps = deepening_values(State, max_limit)
-    return steps[-1][0]
+def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:
+    """A search of `variant` whose deepening reads the virtual clock, as the student's does."""
+    search = SeedSearch(game=GAME, variant=variant)
+    search.clock = lambda: clock.seconds(search.next_states_calls, len(search.deepening))
+    return search
+
+
+def choice_limit(State: tuple, time_limit: float, max_limit: int, clock: VirtualClock) -> int:
+    """Where the seed's best_move stops deepening on the virtual clock (decided, or out of time)."""
+    return timed_search(ACCEPTED["seed"], clock).best_move(State, time_limit, max_limit=max_limit).limit
+
+
+def read_clock(spec: Spec, raw: LineDict, where: str) -> VirtualClock:
+    """A case's `clock` rates (clock.py), or the default."""
+    node = raw.get("clock")
+    if node is None:
+        return VirtualClock()
+    if not isinstance(node, dict) or not node or set(node) - set(CLOCK_FIELDS):
+        raise spec.error(raw, "clock", f"{where}.clock", "must be a mapping with next_states and/or round (seconds)")
+    rates = {}
+    for key, value in node.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 1:
+            raise spec.error(
+                node, key, f"{where}.clock.{key}", f"must be seconds, more than 0 and at most 1, got {value!r}"
+            )
+        rates[CLOCK_FIELDS[key]] = float(value)
+    return VirtualClock(**rates)
 
 
 class Connect4Case:
@@ -166,6 +194,8 @@ class Connect4Case:
             self.time_limit = require(spec, raw, "time_limit", f"{where}.time_limit", (int, float), "seconds")
             if not 0 <= self.time_limit <= 10:
                 raise spec.error(raw, "time_limit", f"{where}.time_limit", "must be between 0 and 10 seconds")
+        self.clock = read_clock(spec, raw, where)
+        self.time_limit_line = raw.lines.get("time_limit", raw.line)
         self.max_limit = raw.get("max_limit", DEFAULT_MAX_LIMIT)
         if type(self.max_limit) is not int or not 1 <= self.max_limit <= 30:
             raise spec.error(raw, "max_limit", f"{where}.max_limit", "must be a whole number 1-30")
@@ -198,7 +228,7 @@ class Connect4Case:
         if "values" in keys:
             actual["values"] = [v for _, v in deepening_values(self.state, self.max_limit)]
         if "limit" in keys or "moves_optimal" in keys:
-            limit = choice_limit(self.state, self.time_limit, self.max_limit)
+            limit = choice_limit(self.state, self.time_limit, self.max_limit, self.clock)
             actual["limit"] = limit
             actual["moves_optimal"] = [connect4.encode(s) for s in optimal_successors(self.state, limit)]
         if "results" in keys:
@@ -213,6 +243,38 @@ class Connect4Case:
             if not same:
                 line = self.expect.lines.get(key, self.expect.line)
                 problems.append(mismatch(path, line, f"{self.where}.expect.{key}", stored, value))
+        return problems + self.timing_problems(path)
+
+    def timing_problems(self, path: str) -> list[str]:
+        """Whether every accepted variant passes this case on its virtual clock: a timed
+        deepening stops by itself (decided, or out of time) within `max_limit` and before
+        the guard; a solved position gets its result within the time limit."""
+        checks = set(self.header.checks)
+        if not checks & {"deepening", "choice", "solved"}:
+            return []
+        line = self.time_limit_line
+        states = [state_of(m) for m in self.positions] if self.positions else [self.state]
+        results = self.expect.get("results", [None] * len(states))
+        problems = []
+        for name, variant in ACCEPTED.items():
+            for number, (State, result) in enumerate(zip(states, results)):
+                search = timed_search(variant, self.clock)
+                f = search.maxValue if maximizing(State) else search.minValue
+                value, limit = search.pd_evaluate(State, self.time_limit, f, max_limit=self.max_limit)
+                seconds = self.clock.seconds(search.next_states_calls, len(search.deepening))
+                where = f"{path}:{line}: {self.where}" + (f".positions[{number}]" if self.positions else "")
+                if "solved" in checks and value != result:
+                    problems.append(
+                        f"{where}: the accepted variant {name!r} returns {value!r} by its virtual clock's time "
+                        f"limit, not the result {result!r}: raise time_limit"
+                    )
+                elif "solved" not in checks and (
+                    search.stopped_by == "max_limit" or seconds > self.time_limit + GUARD_SECONDS
+                ):
+                    problems.append(
+                        f"{where}: the accepted variant {name!r} is still deepening at limit {limit} "
+                        f"({seconds:.3f} s on its virtual clock): raise max_limit or lower time_limit"
+                    )
         return problems
 
 

@@ -11,14 +11,16 @@ from reference.games import connect4
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
+from ..kit.observations import STUDENT_CPU
 from .cases import GAME, variant_counts
+from .clock import VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
 from .picture import entry_details, move_details, position_details
 
-TOLERANCE = 0.05  # seconds: the student's clock and the observer's differ by a call or two
-# set by the grader on a timed call's observation (plans.timed): seconds from sending the
-# request to having the answer, by the grader's clock, which the student's process can't slow
-GRADER_SECONDS = "grader_seconds"
+# the least CPU time a genuine next_states call costs the student's process (the counting
+# wrapper and the move generator: about 80 us here; less would take a machine 4x faster)
+MIN_CPU_PER_CALL = 20e-6
+TOP_REPORTED = 2000  # the observer reports at most this many top-level evaluate calls (observer.TOP_LIMIT)
 SHOWN = 3
 SEARCH_BUDGET = 15_000  # next_states calls of the reference searches checking one call's cache
 
@@ -49,7 +51,7 @@ def at(State: tuple, verdict: Verdict) -> Verdict:
 def stop_reason(call: dict) -> str:
     if call.get("stopped") == "limit":
         return "it went on deepening far past where it should have stopped"
-    return "it was still searching long after its time limit"
+    return "it was still searching long after its time limit (on the virtual clock)"
 
 
 def failed(call: dict) -> bool:
@@ -352,7 +354,8 @@ def judge_bounds(probes: list[tuple[BoundProbe, dict]], State: tuple, bugs: tupl
 
 
 def rounds(call: dict, State: tuple) -> list[list]:
-    """The top-level evaluate calls on the position itself: [limit, value, began, ended]."""
+    """The top-level evaluate calls on the position itself: [limit, value, began, ended,
+    state], `began` and `ended` the work done by then ([next_states calls, rounds])."""
     root = connect4.encode(State)
     raw = call.get("top")
     top: list = raw if isinstance(raw, list) else []
@@ -371,18 +374,49 @@ def pair(returned: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def deepening_findings(call: dict, State: tuple, values: list, time_limit: float) -> tuple[list[str], set[str]]:
-    """What is wrong with one pd_evaluate call, and which deepening bugs it shows."""
+def marks_consistent(marks: list[tuple[tuple[int, int] | None, tuple[int, int] | None]], call: dict) -> bool:
+    """Whether the rounds' marks can be the observer's: the work done only grows, each round
+    ends one evaluate round after it began, and no mark counts more rounds than the top-level
+    evaluate calls reported (each adds exactly one). The next_states calls they claim are
+    held by the CPU time the grader measured (deepening_findings)."""
+    reported = call.get("top")
+    most = len(reported) if isinstance(reported, list) else 0
+    done = (0, 0)
+    for began, ended in marks:
+        if began is None or began[0] < done[0] or began[1] < done[1]:
+            return False
+        done = began
+        if ended is not None:
+            if ended[0] < began[0] or ended[1] != began[1] + 1 or (most < TOP_REPORTED and ended[1] > most):
+                return False
+            done = ended
+    return True
+
+
+def deepening_findings(
+    call: dict, State: tuple, values: list, time_limit: float, clock: VirtualClock
+) -> tuple[list[str], set[str]]:
+    """What is wrong with one pd_evaluate call, and which deepening bugs it shows. The
+    stop rule is judged on the virtual clock, replayed from the counts: pd_evaluate took
+    its start somewhere between the start of the call and its first round, so it must
+    stop after a round that ended past `time_limit` even from the latest possible start,
+    and must not stop (undecided) after one that ended within it even from the earliest."""
     steps = rounds(call, State)
     problems: list[str] = []
     shown: set[str] = set()
     if not steps:
         return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown
+    marks = [(counts(began), counts(ended)) for _limit, _value, began, ended, _state in steps]
+    first = marks[0][0]
+    unreadable = any(began is None or (ended is None and i < len(steps) - 1) for i, (began, ended) in enumerate(marks))
+    if first is None or unreadable or not marks_consistent(marks, call):
+        return ["the observer's report of the rounds could not be read (was it tampered with?)."], shown
+    latest_start = clock.seconds(*first)
     limits = [s[0] for s in steps]
     if limits != list(range(len(steps))):
         problems.append(f"pd_evaluate called evaluate with the limits {limits}; they must be 0, 1, 2, ... in order.")
     wrong_values = False
-    for index, (limit, value, _began, ended, _state) in enumerate(steps):
+    for index, (limit, value, _began, _ended, _state) in enumerate(steps):
         if index < len(values) and not (is_number(value) and abs(value - values[index]) < 1e-12):
             wrong_values = True
             problems.append(
@@ -396,10 +430,12 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
             )
             shown.add("deepening_ignores_decided")
             break
-        if not last and is_number(ended) and ended > time_limit + TOLERANCE:
+        ended = marks[index][1]
+        if not last and ended is not None and clock.seconds(*ended) - latest_start > time_limit + clock.slack:
             problems.append(
-                f"the search at limit {limit} ended {ended:.3f} s after the start, past the time limit of "
-                f"{time_limit} s, yet pd_evaluate went on with limit {steps[index + 1][0]}."
+                f"the search at limit {limit} ended {clock.seconds(*ended) - latest_start:.4f} s after the start "
+                f"(on the grader's clock), past the time limit of {time_limit} s, yet pd_evaluate went on with "
+                f"limit {steps[index + 1][0]}.\n{clock.described()}"
             )
             shown.add("deepening_ignores_time")
             break
@@ -412,22 +448,25 @@ def deepening_findings(call: dict, State: tuple, values: list, time_limit: float
         return problems, shown
     if call.get("error"):
         return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown
-    limit, value, _began, ended, _state = steps[-1]
-    if not decided(value) and is_number(ended) and ended < time_limit - TOLERANCE and not problems:
+    limit, value, _began, _ended, _state = steps[-1]
+    ended = marks[-1][1]
+    if ended is None:
+        return [*problems, "the observer's report of the last round could not be read (was it tampered with?)."], shown
+    if not decided(value) and clock.seconds(*ended) < time_limit - clock.slack and not problems:
         problems.append(
-            f"pd_evaluate stopped after limit {limit} ({ended:.3f} s), before the time limit of "
-            f"{time_limit} s, with the undecided value {show(value)}."
+            f"pd_evaluate stopped after limit {limit} ({clock.seconds(*ended):.4f} s after the start on the "
+            f"grader's clock), before the time limit of {time_limit} s, with the undecided value {show(value)}."
+            f"\n{clock.described()}"
         )
-    clock = call.get(GRADER_SECONDS)
-    outside = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) else None
-    timed = GRADER_SECONDS in call  # every deepening request is (plans.timed); a judge's own test may not be
-    if timed and not decided(value) and not problems and (outside is None or outside < time_limit):
-        # the rounds' times are the student's process's word; that the time was up must hold by
-        # the grader's clock too (an honest pd_evaluate returns after time_limit has passed)
-        said = "an answer too large to be the observer's" if outside is None else f"{outside:.3f} s"
+    spent, claimed = call.get(STUDENT_CPU), ended[0]
+    if isinstance(spent, float) and not decided(value) and not problems and spent < claimed * MIN_CPU_PER_CALL:
+        # the rounds' counts are the student's process's word; the CPU time it used for the
+        # request is the grader's measurement, which it can lengthen (by computing) but never
+        # shorten: counts no search could make in that time were not made
         problems.append(
-            f"pd_evaluate returned with the undecided value {show(value)} after {said} by the grader's "
-            f"clock, before its time limit of {time_limit} s: the time was not up."
+            f"pd_evaluate's rounds report {claimed:,} calls of next_states, but the whole request used "
+            f"{spent:.3f} s of CPU time, less than those calls take (at least {MIN_CPU_PER_CALL * 1e6:g} us "
+            "each): the report of the rounds is not what the search did (was the observer tampered with?)."
         )
     got = pair(call.get("returned"))
     if got is None or not (same_number(got[0], value) and got[1] == limit):
@@ -442,8 +481,10 @@ def same_number(a: Any, b: Any) -> bool:
     return is_number(a) and is_number(b) and abs(a - b) < 1e-12
 
 
-def judge_deepening(call: dict, State: tuple, values: list, time_limit: float, text: str) -> tuple[Verdict, set[str]]:
-    problems, shown = deepening_findings(call, State, values, time_limit)
+def judge_deepening(
+    call: dict, State: tuple, values: list, time_limit: float, text: str, clock: VirtualClock
+) -> tuple[Verdict, set[str]]:
+    problems, shown = deepening_findings(call, State, values, time_limit, clock)
     steps = rounds(call, State)
     if not problems:
         last = steps[-1]

@@ -7,12 +7,22 @@ DESIGN.md), replacing the student's own, and resets `gCache` to `{}` unless the 
 asks for the cache the previous call left ("warm"). It sends back what the call returned,
 how often `next_states` was called, the cache afterwards (bounded; keys and flags as plain
 JSON), and for `pd_evaluate` / `best_move` the top-level calls of `evaluate` (limit,
-value, when each began and ended, in seconds from the start of the call).
+value, and the work done when each began and ended: `[next_states calls, evaluate rounds]`
+since the start of the call).
+
+During a measured `pd_evaluate` or `best_move` the student's code sees a virtual clock
+(`VirtualClock`): `time.time`, `time.monotonic`, `time.perf_counter`, `time.process_time`,
+`time.thread_time`, `time.clock_gettime` and their `_ns` forms advance by the request's
+`clock.call` seconds per counted `next_states` call and `clock.round` seconds per
+top-level `evaluate` call (charged when it returns), and stand still otherwise. So how
+deep a time-limited deepening gets is a function of the work it does, never of the
+machine's speed or load; the grader replays the same clock from the counts.
 
 A guard keeps a search that would never stop from costing the case's time limit: the
-request may give a deadline (seconds after the start of the call) and a largest limit
-for the top-level `evaluate`; past either, the grader's `next_states` / `evaluate` raise
-`StoppedByGrader`, and the observation says `stopped`. The observer never judges.
+request may give a deadline (seconds of the virtual clock after the start of the call)
+and a largest limit for the top-level `evaluate`; past either, the grader's `next_states`
+/ `evaluate` raise `StoppedByGrader`, and the observation says `stopped`. The observer
+never judges.
 """
 
 import sys
@@ -23,7 +33,7 @@ from _abgrade_runtime import call_observed, plain, safe_repr
 GAME = sys.modules["_abgrade_game_connect4"]
 CACHE_LIMIT = 5000  # cache entries sent back; the size is always exact
 TOP_LIMIT = 2000  # top-level evaluate calls sent back
-_perf = time.perf_counter
+CLOCKS = ("time", "monotonic", "perf_counter", "process_time", "thread_time")
 
 
 class StoppedByGrader(BaseException):
@@ -111,18 +121,24 @@ def cache_report(cache, before=None, root=None):
 
 
 class Watch:
-    """One measured call: the counting `next_states`, the top-level `evaluate` calls and
-    the guard."""
+    """One measured call: the counting `next_states`, the top-level `evaluate` calls (the
+    rounds) and the guard, on the virtual clock of `clock` ({"call", "round"}: seconds)."""
 
-    def __init__(self, guard):
+    def __init__(self, guard, clock=None):
         self.count = 0
+        self.rounds = 0
         self.top = []
-        self.start = _perf()
+        clock = clock or {}
+        self.per_call = float(clock.get("call", 0.0))
+        self.per_round = float(clock.get("round", 0.0))
         guard = guard or {}
-        seconds = guard.get("seconds")
-        self.deadline = None if seconds is None else self.start + seconds
+        self.deadline = guard.get("seconds")
         self.max_limit = guard.get("max_limit")
         self.stopped = None
+
+    def elapsed(self):
+        """Seconds of the virtual clock since the call began."""
+        return self.count * self.per_call + self.rounds * self.per_round
 
     def stop(self, why):
         self.stopped = why
@@ -130,7 +146,7 @@ class Watch:
 
     def next_states(self, State, player):
         self.count += 1
-        if self.deadline is not None and _perf() > self.deadline:
+        if self.deadline is not None and self.elapsed() > self.deadline:
             self.stop("time")
         return GAME.next_states(State, player)
 
@@ -141,22 +157,90 @@ class Watch:
         watch = self
 
         def evaluate(State, limit, *args, **kwargs):
-            entry = [plain(limit), None, _perf() - watch.start, None, encoded(State)]
+            entry = [plain(limit), None, [watch.count, watch.rounds], None, encoded(State)]
             if len(watch.top) < TOP_LIMIT:
                 watch.top.append(entry)
             if watch.max_limit is not None and type(limit) is int and limit > watch.max_limit:
                 watch.stop("limit")
+            if watch.deadline is not None and watch.elapsed() > watch.deadline:
+                watch.stop("time")
             namespace["evaluate"] = student
             try:
                 value = student(State, limit, *args, **kwargs)
             finally:
                 namespace["evaluate"] = evaluate
+                watch.rounds += 1
             entry[1] = plain(value)
-            entry[3] = _perf() - watch.start
+            entry[3] = [watch.count, watch.rounds]
             return value
 
         setattr(evaluate, "_abgrade_wrapper", student)  # noqa: B010 - a mark the next wrap looks for
         return evaluate
+
+
+class VirtualClock:
+    """The time module's clocks as the student's code sees them during one measured call:
+    each reads what it read when the call began plus the watch's virtual seconds. The
+    module's functions are replaced, and so are the names in the student's namespace that
+    hold the real ones (`from time import time`); `restore()` puts everything back."""
+
+    def __init__(self, watch, namespace):
+        self.watch, self.namespace = watch, namespace
+        self.saved = {}  # name in the time module -> the real function
+        self.replaced = {}  # name in the namespace -> the real function
+        makers = [(name, self._seconds) for name in CLOCKS] + [(name + "_ns", self._nanoseconds) for name in CLOCKS]
+        makers += [("clock_gettime", self._seconds_of), ("clock_gettime_ns", self._nanoseconds_of)]
+        for name, make in makers:
+            real = getattr(time, name, None)
+            if real is not None:
+                self.saved[name] = real
+                setattr(time, name, make(real))
+        by_id = {id(real): name for name, real in self.saved.items()}
+        try:
+            for key, value in list(namespace.items()):
+                found = by_id.get(id(value))
+                if found is not None and value is self.saved[found]:
+                    self.replaced[key] = value
+                    namespace[key] = getattr(time, found)
+        except BaseException:  # noqa: BLE001 - a namespace a student broke: the module's clocks still are virtual
+            pass
+
+    def _seconds(self, real):
+        base, watch = real(), self.watch
+        return lambda: base + watch.elapsed()
+
+    def _nanoseconds(self, real):
+        base, watch = real(), self.watch
+        return lambda: base + int(round(watch.elapsed() * 1e9))
+
+    def _seconds_of(self, real):
+        bases, watch = {}, self.watch
+
+        def clock_gettime(clock_id):
+            if clock_id not in bases:
+                bases[clock_id] = real(clock_id)
+            return bases[clock_id] + watch.elapsed()
+
+        return clock_gettime
+
+    def _nanoseconds_of(self, real):
+        bases, watch = {}, self.watch
+
+        def clock_gettime_ns(clock_id):
+            if clock_id not in bases:
+                bases[clock_id] = real(clock_id)
+            return bases[clock_id] + int(round(watch.elapsed() * 1e9))
+
+        return clock_gettime_ns
+
+    def restore(self):
+        for name, real in self.saved.items():
+            setattr(time, name, real)
+        for key, real in self.replaced.items():
+            try:
+                self.namespace[key] = real
+            except BaseException:  # noqa: BLE001
+                pass
 
 
 def student_function(namespace, name):
@@ -194,7 +278,7 @@ def observe(namespace, call, test_state, sent=None):
         namespace["gCache"] = {}
     evaluate = student_function(namespace, "evaluate")
     namespace["evaluate"] = evaluate
-    watch = Watch(call.get("guard"))
+    watch = Watch(call.get("guard"), call.get("clock"))
     install_game(namespace, watch, test_state)
     function = student_function(namespace, call["function"])
     deepening = call["function"] in ("pd_evaluate", "best_move")
@@ -202,6 +286,7 @@ def observe(namespace, call, test_state, sent=None):
         namespace["evaluate"] = watch.evaluate(namespace, evaluate)
     State = GAME.decode(call["state"])
     results = []
+    clock = VirtualClock(watch, namespace) if call.get("clock") else None
 
     def run(*args):
         result = function(*args)
@@ -211,6 +296,8 @@ def observe(namespace, call, test_state, sent=None):
     try:
         returned, error, seconds = call_observed(run, arguments(namespace, call, State))
     finally:
+        if clock is not None:
+            clock.restore()
         namespace["evaluate"] = evaluate
     observation = {
         "returned": returned,

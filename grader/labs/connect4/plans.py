@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -12,13 +10,12 @@ from reference.games import connect4
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import show
-from ...sandbox.channel import WorkerFailure
-from ..kit import Ask, CasePlan, Judgement
+from ..kit import CasePlan, Judgement
 from ..kit.messages import answer, roll_up
 from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
+from .clock import GUARD_SECONDS
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
 from .judges import (
-    GRADER_SECONDS,
     judge_bounds,
     judge_cache,
     judge_choice,
@@ -29,30 +26,6 @@ from .judges import (
 )
 
 TEST_STATE = "7422341735647741166133573473242566"  # gTestState: X to move wins (one of the solved positions)
-GUARD_SECONDS = 2.0  # pd_evaluate may run this long past its time limit before the grader stops it
-# a timed reply bigger than this is not the observer's (its `top` list holds at most 2,000
-# rounds, far less): reading it would add the student's bytes to the grader's clock
-TIMED_REPLY_BYTES = 1 << 20
-
-
-def timed(request: dict) -> Callable[[Ask], list[dict] | WorkerFailure]:
-    """An interactive plan of one request whose calls' observations also carry the time the
-    grader's own clock measured from sending it to having the answer (GRADER_SECONDS; None
-    when the reply is too big to be genuine). The student's process reports its own times;
-    this one it can lengthen (by waiting) but never shorten."""
-
-    def play(ask: Ask) -> list[dict] | WorkerFailure:
-        started = time.monotonic()
-        calls = ask(request)
-        seconds = time.monotonic() - started
-        if isinstance(calls, WorkerFailure):
-            return calls
-        genuine = len(json.dumps(calls)) <= TIMED_REPLY_BYTES
-        for call in calls:
-            call[GRADER_SECONDS] = seconds if genuine else None
-        return calls
-
-    return play
 
 
 def request(case_id: str, calls: list[dict]) -> dict:
@@ -192,11 +165,12 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
         "f": f_name(State),
         "cache": False,
         "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+        "clock": case.clock.request(),
     }
     text = f"pd_evaluate(State, {case.time_limit}, {f_name(State)}) after the moves {case.moves}"
 
     def judge(observed: list[dict]) -> Judgement:
-        verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text)
+        verdict, shown = judge_deepening(answer(observed), State, values, case.time_limit, text, case.clock)
         steps_decided = values and values[-1] in (-1, 1)
         if "wrong_values" in shown:  # wrong values: a search bug, not a deepening one (named when
             consistent = frozenset(SEARCH_BUGS)  # one explains every case)
@@ -211,7 +185,9 @@ def deepening_plan(case: Connect4Case) -> CasePlan:
         return Judgement({"deepening": verdict}, consistent)
 
     asked = request(f"{header.name}/deepening", [call])
-    return CasePlan(header.name, asked, ("deepening",), judge, header.visibility, header.points, play=timed(asked))
+    return CasePlan(
+        header.name, asked, ("deepening",), judge, header.visibility, header.points, play=lambda ask: ask(asked)
+    )
 
 
 def choice_plan(case: Connect4Case) -> CasePlan:
@@ -222,6 +198,7 @@ def choice_plan(case: Connect4Case) -> CasePlan:
         "time_limit": case.time_limit,
         "cache": False,
         "guard": {"seconds": case.time_limit + GUARD_SECONDS, "max_limit": case.max_limit},
+        "clock": case.clock.request(),
     }
     text = f"best_move(State, {case.time_limit}) after the moves {case.moves}"
 
@@ -245,6 +222,7 @@ def solved_plan(case: Connect4Case) -> CasePlan:
             "f": f_name(S),
             "cache": False,
             "guard": {"seconds": case.time_limit + GUARD_SECONDS},
+            "clock": case.clock.request(),
         }
         for S in states
     ]

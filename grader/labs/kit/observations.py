@@ -23,6 +23,11 @@ from typing import Any, TypedDict, TypeVar, cast
 
 from .messages import NO_ANSWER_ERROR
 
+# Set by the grader (never the observer) on every call of an interactive plan's request: the
+# CPU seconds the student's process used for the whole request, by the grader's own
+# measurement (its cgroup), which the student's code can lengthen but never shorten.
+STUDENT_CPU = "student_cpu_seconds"
+
 
 class CallObservation(TypedDict, total=False):
     """One call as every observer reports it."""

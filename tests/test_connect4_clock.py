@@ -1,0 +1,178 @@
+"""The connect4 lab's virtual clock (issue 22, point 2): a time-limited deepening is judged
+on the work it did, never on the machine's speed or load. The judge's replay of the clock
+(pure), the spec's `clock` field and its verification, and real gradings of submissions
+that read the time in other ways than the course's `time.time()`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.labs.connect4.clock import VirtualClock
+from grader.labs.connect4.judges import judge_deepening
+from grader.spec import SpecError, load_spec, spec_path
+from reference.games import connect4
+
+FIXTURES = Path(__file__).parent / "fixtures" / "connect4"
+CLOCK = VirtualClock()  # 0.1 ms per next_states call, 1 ms per round
+EMPTY = connect4.gStart
+VALUES = [0.0] * 12  # what the judge compares the rounds' values with (any undecided values do)
+
+
+def call(ends: list[int], first_began: int = 0, returned: tuple | None = None) -> dict:
+    """A pd_evaluate observation on the empty board: round k ended after `ends[k]`
+    next_states calls (and k + 1 rounds), the first began after `first_began` calls."""
+    top, began = [], [first_began, 0]
+    for limit, calls in enumerate(ends):
+        ended = [calls, limit + 1]
+        top.append([limit, 0.0, began, ended, connect4.encode(EMPTY)])
+        began = ended
+    last = len(ends) - 1
+    pair = returned or (0.0, last)
+    return {"top": top, "returned": {"type": "tuple", "items": list(pair)}, "error": None, "stopped": None}
+
+
+def judged(observation: dict, time_limit: float):
+    return judge_deepening(observation, EMPTY, VALUES, time_limit, "pd_evaluate(...)", CLOCK)
+
+
+def test_a_stop_after_the_first_round_past_the_limit_passes():
+    # ends at 0.001, 0.002 + 0.01, ...: round 2 ends at 200 calls + 3 rounds = 0.023 s > 0.02
+    verdict, shown = judged(call([0, 100, 200]), 0.02)
+    assert verdict.passed, verdict.message
+    assert "stopped because the time limit of 0.02 s had passed" in verdict.message
+
+
+def test_going_on_after_a_round_past_the_limit_fails_and_names_the_clock():
+    verdict, shown = judged(call([0, 100, 200, 300]), 0.02)
+    assert not verdict.passed and shown == {"deepening_ignores_time"}
+    assert "the search at limit 2 ended 0.0230 s after the start (on the grader's clock)" in verdict.message
+    assert "0.1 ms per next_states call and 1 ms per call of evaluate" in verdict.message
+
+
+def test_stopping_before_the_limit_fails():
+    verdict, _ = judged(call([0, 100]), 0.02)  # ends at 0.012 s
+    assert not verdict.passed
+    assert "stopped after limit 1 (0.0120 s after the start on the grader's clock), before the time limit" in (
+        verdict.message
+    )
+
+
+@pytest.mark.parametrize("rounds", [2, 3])
+def test_a_round_that_ends_exactly_at_the_limit_may_be_the_last_or_not(rounds):
+    """`stop - start > time_limit` goes on, `>=` stops: both are the course's rule."""
+    ends = [0, 100, 200][:rounds]  # round 1 ends at 100 calls + 2 rounds = 0.012 s
+    verdict, _ = judged(call(ends), 0.012)
+    assert verdict.passed, verdict.message
+
+
+def test_the_start_may_be_taken_anywhere_before_the_first_round():
+    """best_move's own next_states call comes before pd_evaluate takes its start: judged
+    from the latest start, going on is right; from the call's start, stopping is too."""
+    # 50 calls before the first round; round 1 ends at 150 calls + 2 rounds: 0.017 s from
+    # the call's start, 0.012 s from the first round's
+    for ends in ([50, 150], [50, 150, 250]):
+        verdict, _ = judged(call(ends, first_began=50), 0.015)
+        assert verdict.passed, (ends, verdict.message)
+
+
+def test_unreadable_counts_are_a_failure_not_a_crash():
+    observation = call([0, 100, 200])
+    observation["top"][0][2] = "soon"
+    verdict, _ = judged(observation, 0.02)
+    assert not verdict.passed and "could not be read" in verdict.message
+
+
+# --- the spec -------------------------------------------------------------------------
+
+
+def spec_head() -> str:
+    """The bundled spec up to its cases, without its random cases."""
+    base = spec_path("connect4").read_text()
+    return base[: base.index("\nrandom:")] + "\n"
+
+
+def spec_text(extra: str, time_limit: float = 0.1, max_limit: int = 8) -> str:
+    return spec_head() + (
+        "cases:\n"
+        "  - name: timed\n"
+        '    moves: ""\n'
+        f"    time_limit: {time_limit}\n"
+        f"    max_limit: {max_limit}\n"
+        f"{extra}"
+        "    checks: [deepening]\n"
+        "    expect: {values: [0.0, 0.0, 0.0, 0.047619047619047616, 0.0, 0.09090909090909091, 0.0, "
+        "0.13043478260869565, -0.047619047619047616]}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ("    clock: {next_states: 0}\n", "cases[0].clock.next_states: must be seconds, more than 0 and at most 1"),
+        ("    clock: {ticks: 1}\n", "cases[0].clock: must be a mapping with next_states and/or round"),
+    ],
+)
+def test_a_wrong_clock_is_a_spec_error_with_its_line(tmp_path, extra, problem):
+    path = tmp_path / "connect4.yaml"
+    path.write_text(spec_text(extra))
+    with pytest.raises(SpecError) as caught:
+        get_lab("connect4").plans(load_spec(path), 1)
+    assert problem in str(caught.value) and str(caught.value).startswith(f"{path}:"), str(caught.value)
+
+
+def test_verify_says_when_an_accepted_search_would_not_stop_in_time(tmp_path):
+    path = tmp_path / "connect4.yaml"
+    path.write_text(spec_text("", time_limit=9))  # far past what limit 8 takes on the clock
+    problems = get_lab("connect4").verify(load_spec(path))
+    assert problems and all("raise max_limit or lower time_limit" in p for p in problems), problems
+    assert "'seed' is still deepening at limit 8" in problems[0]
+
+
+def test_a_faster_clock_searches_deeper_and_is_replayed_with_its_own_rates(tmp_path):
+    path = tmp_path / "connect4.yaml"
+    path.write_text(spec_text("    clock: {next_states: 0.00001, round: 0.0001}\n"))
+    report = grade_submission(FIXTURES / "correct_seed.py", get_lab("connect4"), load_spec(path), seed=1)
+    deepening = next(t for t in report.tests if t.kind == "deepening")
+    assert deepening.passed, deepening.output
+    assert "searched to limits 0 to 8" in deepening.output  # 0 to 6 at the default rates
+
+
+# --- the student's clocks ------------------------------------------------------------
+
+READINGS = {
+    "perf_counter by name": ("from time import perf_counter", "perf_counter()"),
+    "monotonic_ns": ("import time", "time.monotonic_ns() / 1e9"),
+    "process_time": ("import time as t", "t.process_time()"),
+    "clock_gettime": ("import time", "time.clock_gettime(time.CLOCK_MONOTONIC)"),
+}
+
+
+@pytest.fixture(scope="module")
+def timed_spec(tmp_path_factory):
+    """The bundled spec's timed cases only (deepening, choice, solved)."""
+    base = spec_path("connect4").read_text()
+    head, cases = spec_head(), base[base.index("\ncases:") + 1 :]
+    blocks = cases.split("\n  - name: ")
+    kept = [b for b in blocks[1:] if any(k in b for k in ("[deepening]", "[choice]", "[solved]"))]
+    path = tmp_path_factory.mktemp("spec") / "connect4.yaml"
+    path.write_text(head + "cases:\n" + "".join(f"  - name: {b.rstrip()}\n" for b in kept))
+    return load_spec(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reading", sorted(READINGS))
+def test_every_clock_of_the_time_module_is_virtual(tmp_path, timed_spec, reading):
+    importing, now = READINGS[reading]
+    source = (FIXTURES / "correct_seed.py").read_text()
+    assert source.count("time.time()") == 2 and "import time\n" in source
+    source = source.replace("import time\n", importing + "\n", 1).replace("time.time()", now)
+    path = tmp_path / "clocked.py"
+    path.write_text(source)
+    report = grade_submission(path, get_lab("connect4"), timed_spec, seed=1)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    timed = next(t for t in report.tests if t.name == "deepening-timed: deepening")
+    assert "searched to limits 0 to 6" in timed.output, timed.output

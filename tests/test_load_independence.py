@@ -1,0 +1,118 @@
+"""Same code, same verdicts, whatever the machine's load (issue 22, point 2): a correct
+and a buggy submission of every lab (and notebooks) graded on the machine as it is, then
+again while this test keeps every core busy with `while True: pass` processes of its own,
+give exactly the same tests, verdicts and scores. Time limits are charged on the student's
+own CPU time, and the connect4 lab's deepening runs on a virtual clock, so nothing here
+may depend on how fast the grading ran. The agents lab is graded with four games a match
+(the spec's matches, shortened) to keep this file's time down."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.spec import Spec, load_spec, spec_path
+
+from .notebook_builder import notebook_from_py
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SEED = 3
+# (lab, fixture, as a notebook too)
+SUBMISSIONS = [
+    ("tree", "correct_fail_hard", True),
+    ("tree", "bug_strict_cutoff", False),
+    ("tictactoe", "correct_fail_hard", False),
+    ("tictactoe", "bug_no_pruning", False),
+    ("negamax", "course", False),
+    ("negamax", "no_cutoff", False),
+    ("agents", "correct_chapter", False),
+    ("agents", "bug_no_pruning", False),
+    ("connect4", "correct_seed", True),
+    ("connect4", "bug_deepening_ignores_time", False),
+]
+
+pytestmark = pytest.mark.slow  # every submission twice, the second time on a busy machine
+
+
+@contextmanager
+def busy_cores() -> Iterator[None]:
+    """One busy loop per core, started and killed here (by their own pids only)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
+def shorter_matches(spec: Spec) -> Spec:
+    cases = []
+    for case in spec.cases:
+        if "match" in case:
+            case = type(case)(case)
+            case["match"] = type(case["match"])(case["match"])
+            case["match"]["games"] = 4
+        cases.append(case)
+    return dataclasses.replace(spec, cases=cases)
+
+
+def paths(tmp: Path) -> list[tuple[str, Path]]:
+    found = []
+    for lab, name, notebook in SUBMISSIONS:
+        py = FIXTURES / lab / f"{name}.py"
+        found.append((lab, py))
+        if notebook:
+            (tmp / lab).mkdir(exist_ok=True)
+            found.append((lab, notebook_from_py(py, tmp / lab / f"{name}.ipynb")))
+    return found
+
+
+def grade_all(tmp: Path) -> dict[str, tuple[list[tuple[str, bool, float]], list[str]]]:
+    """Each submission's verdicts (test, passed, score), and the outputs of the tests that
+    were not judged (a limit stopped the code)."""
+    graded = {}
+    for lab, path in paths(tmp):
+        spec = load_spec(spec_path(lab))
+        if lab == "agents":
+            spec = shorter_matches(spec)
+        report = grade_submission(path, get_lab(lab), spec, seed=SEED)
+        verdicts = [(t.name, t.passed, t.score) for t in report.tests]
+        graded[f"{lab}/{path.name}"] = verdicts, [t.output for t in report.tests if "not judged:" in t.output]
+    return graded
+
+
+@pytest.fixture(scope="module")
+def idle_and_busy(tmp_path_factory):
+    idle = grade_all(tmp_path_factory.mktemp("idle"))
+    with busy_cores():
+        busy = grade_all(tmp_path_factory.mktemp("busy"))
+    return idle, busy
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"{lab}/{name}.{suffix}" for lab, name, nb in SUBMISSIONS for suffix in (("py", "ipynb") if nb else ("py",))],
+)
+def test_a_busy_machine_gives_the_same_verdicts(idle_and_busy, name):
+    idle, busy = idle_and_busy
+    assert busy[name][0] == idle[name][0]
+    assert idle[name][1] == busy[name][1] == []  # no limit stopped anything, loaded or not
+
+
+def test_the_buggy_submissions_do_fail_and_the_correct_ones_pass(idle_and_busy):
+    """The comparison above must be able to fail: the verdicts differ between files."""
+    idle, _ = idle_and_busy
+    for key, (tests, _) in idle.items():
+        failed = [name for name, passed, _ in tests if not passed]
+        assert bool(failed) == ("bug_" in key or "no_cutoff" in key), (key, failed)
