@@ -255,7 +255,7 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
         assert_results_schema(results)
         assert results["extra_data"]["max_score"] == tree_max_score()
         assert "seed" not in results["output"] and "isolation" not in results["output"]
-        assert "note: random cases generated with seed" in done.stdout  # the instructor's view: stdout
+        assert "note: random cases drawn from this assignment's own seed" in done.stdout  # the instructor's view
         assert {t["visibility"] for t in results["tests"] if t["tags"][0] == "random"} == {"after_published"}
         assert str(seed) not in json.dumps(results)
         if run == 2:  # the same file again: the bundle's seed, the same cases, tests and score

@@ -176,6 +176,17 @@ def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
     return TlsFiles(args.tls_ca, args.tls_cert, args.tls_key)
 
 
+def _nothing_to_grade(folder: Path) -> int:
+    """An empty class folder (an unzip that went elsewhere) is a failure, said before anything
+    is written: never a run of 0 students that exits 0."""
+    print(
+        f"abgrade: {folder} holds no submissions (no .py or .ipynb file, no folder per student); "
+        "nothing was graded: is it the right folder, and was the LMS's zip unpacked into it?",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
 def run(args: argparse.Namespace) -> int:
     from ..batch.discovery import compile_id_pattern, has_entries
     from ..batch.download_names import detect_layout
@@ -204,14 +215,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     lab, spec = load_lab(args.lab, args.spec)  # a broken lab or spec is said first (exit code 2)
-    if not has_entries(args.folder):
-        print(
-            f"abgrade: {args.folder} holds no submissions (no .py or .ipynb file, no folder per student); "
-            "nothing was graded: is it the right folder, and was the LMS's zip unpacked into it?",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
-    if pattern is None:
+    empty = not has_entries(args.folder)  # said after every option is checked (exit 2 comes first)
+    if pattern is None and not empty:
         layout = detect_layout(args.folder)
         if layout is not None:
             pattern = layout.compiled()
@@ -220,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
                 f"(--id-pattern {shlex.quote(layout.pattern)}; give your own --id-pattern to change it)",
                 file=sys.stderr,
             )
-    verify_once(lab, spec)  # a wrong stored expectation stops here, before any student is graded
+    if not empty:
+        verify_once(lab, spec)  # a wrong stored expectation stops here, before any student is graded
     policy = late_policy(args, lab.name)
     if args.timestamps is not None and policy is None:
         raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
@@ -251,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"abgrade: {exc}", file=sys.stderr)
             return EXIT_MACHINE if exc.machine else EXIT_USAGE
         with cluster:
+            if empty:
+                return _nothing_to_grade(args.folder)
             try:
                 result = run_batch(options, lab, spec, sys.stderr, executor=cluster)
             except (OSError, TimeoutError) as exc:  # the scheduler went away mid-run
@@ -260,6 +268,8 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_MACHINE
+    elif empty:
+        return _nothing_to_grade(args.folder)
     else:
         result = run_batch(options, lab, spec, sys.stderr)
     print(summary_text(result.summary, lab.bug_hints, result.insights))
