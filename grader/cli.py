@@ -6,17 +6,43 @@ retries; not the submission's fault)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .commands import register_all
-from .commands.common import EXIT_MACHINE, EXIT_OK, EXIT_USAGE, MACHINE_ERRORS, UsageError
+from .commands.common import EXIT_MACHINE, EXIT_USAGE, MACHINE_ERRORS, UsageError
+from .commands.examples import add_examples
 from .spec import SpecError
 from .text import clean_line
+from .version import abgrade_version
+
+# what a shell reports for a writer killed by SIGPIPE (`yes | head`): the reader left early
+EXIT_CLOSED_PIPE = 128 + 13
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and its options, with examples in each `--help`."""
+    parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
+    parser.add_argument("--version", action="version", version=f"abgrade {abgrade_version()}")
+    register_all(parser.add_subparsers(metavar="COMMAND"))
+    add_examples(parser)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
-    register_all(parser.add_subparsers(metavar="COMMAND"))
+    """Run one command; a reader that closes our output early (`abgrade ... | head`) ends
+    it quietly, without a traceback, whatever the command was doing."""
+    try:
+        code = _run(argv)
+        sys.stdout.flush()  # a pipe closed early shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_closed_streams()
+        return EXIT_CLOSED_PIPE
+
+
+def _run(argv: list[str] | None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = tuple(sys.argv[1:] if argv is None else argv)  # as typed, for advice that repeats it
     if not getattr(args, "run", None):
@@ -30,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("abgrade: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # main's: the reader left, nothing to report
     except Exception as exc:
         if type(exc).__name__ not in MACHINE_ERRORS:
             raise
@@ -39,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_MACHINE
-    except BrokenPipeError:  # `abgrade grade ... | head`: the reader left, nothing to report
-        sys.stderr.close()
-        return EXIT_OK
+
+
+def _silence_closed_streams() -> None:
+    """Point stdout and stderr at /dev/null, so that the interpreter's last flush of what is
+    still buffered for the closed pipe can't print "Exception ignored ... BrokenPipeError"."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # replaced or closed already (tests capture them)
+            pass
+    os.close(devnull)

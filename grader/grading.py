@@ -21,6 +21,7 @@ from .sandbox.channel import WorkerFailure
 from .sandbox.opening import open_session
 from .sandbox.session import Session
 from .seeding import Seed, spec_seed
+from .source_encoding import SAMPLE_BYTES, resave_advice, wide_encoding
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
 
@@ -72,6 +73,14 @@ def _file_problem(path: Path) -> str | None:
         return "is a folder; give the submission file itself"
     if path.suffix not in SUPPORTED_SUFFIXES:
         return f"not a Python file (expected one of {', '.join(SUPPORTED_SUFFIXES)})"
+    if path.suffix == ".py":
+        try:
+            with path.open("rb") as handle:
+                wide = wide_encoding(handle.read(SAMPLE_BYTES))
+        except OSError:
+            wide = None  # the worker says why it can't be read
+        if wide is not None:
+            return resave_advice(wide)
     return None
 
 

@@ -15,14 +15,14 @@ GRADER = Path(__file__).resolve().parent.parent / "grader"
 
 # From the bottom up; the parts of one layer must not import each other.
 LAYERS: list[set[str]] = [
-    {"__init__", "text", "paths"},
+    {"__init__", "text", "paths", "version", "source_encoding"},
     {"results"},
     {"observations", "registry"},
     {"spec", "exercises", "seeding"},
     {"checks", "sandbox", "probe"},
     {"labs", "report"},
     {"grading", "lab_setup"},
-    {"demo"},
+    {"demo", "spec_check"},
     {"course", "batch"},
     {"commands"},
     {"cli", "pytest_plugin"},

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from grader.batch.discovery import Skipped, Submission, compile_id_pattern, discover, file_hash
 from grader.batch.exports import feedback_names, write_exports, write_grades_csv
 from grader.batch.feedback import feedback_markdown, fenced
-from grader.batch.gradebook import Gradebook, GradeKey, StoredGrade
+from grader.batch.gradebook import SCHEMA_VERSION, Gradebook, GradeKey, StoredGrade
 from grader.batch.lock import GradebookBusy, gradebook_lock
 from grader.batch.picture import class_picture
 from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
@@ -596,7 +596,7 @@ def test_gradebook_of_schema_1_is_migrated_and_keeps_its_grades(tmp_path, tree_s
             UPDATE meta SET value = '1';""")
     book = Gradebook(path)
     assert book.mark_killed() == [run]
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
     assert book.db.execute("SELECT status FROM runs").fetchall() == [("killed",)]
     [grade] = book.grades("tree", ["ann"])
     assert grade.report.score == 1 and book.db.execute("PRAGMA foreign_key_check").fetchall() == []

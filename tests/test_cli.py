@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from grader.exercises import exercise_path, exercise_text
@@ -16,11 +17,13 @@ from grader.spec import spec_path
 
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 SPEC_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "specs"
+# Gradescope's documented results.json, with only the fields abgrade's contract allows
+GRADESCOPE_SCHEMA = json.loads((Path(__file__).resolve().parent / "gradescope_results.schema.json").read_text())
 
 # DESIGN.md, "Results": the check kinds that may open a test's tags, and Gradescope's fields.
 CHECK_KINDS = {"load", "value", "nodes", "pruned", "bounds", "choice", "game_over", "random", "limits"}
 VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
-TOP_FIELDS = {"score", "max_score", "output", "execution_time", "tests"}
+TOP_FIELDS = {"score", "output", "execution_time", "tests", "extra_data"}  # max_score: in extra_data
 TEST_FIELDS = {"name", "score", "max_score", "status", "output", "visibility", "tags"}
 
 
@@ -201,15 +204,17 @@ def test_results_json_follows_gradescope_schema(strict_cutoff_run):
         assert isinstance(test["name"], str) and isinstance(test["output"], str) and test["output"]
         assert test["score"] == (test["max_score"] if test["status"] == "passed" else 0)
     assert results["score"] == sum(t["score"] for t in results["tests"])
-    assert results["max_score"] == sum(t["max_score"] for t in results["tests"])
-    assert 0 < results["score"] < results["max_score"]
+    assert results["extra_data"]["max_score"] == sum(t["max_score"] for t in results["tests"])
+    assert 0 < results["score"] < results["extra_data"]["max_score"]
+    jsonschema.validate(results, GRADESCOPE_SCHEMA)
     names = [t["name"] for t in results["tests"]]
     assert len(names) == len(set(names))
 
 
-def test_results_json_names_the_seed(strict_cutoff_run):
+def test_results_json_names_the_seed_for_the_instructor_only(strict_cutoff_run):
     _, results = strict_cutoff_run
-    assert "--seed 1" in results["output"]
+    assert any("--seed 1" in note for note in results["extra_data"]["instructor_notes"])
+    assert "seed" not in results["output"] and "isolation" not in results["output"]  # what students read
 
 
 def test_full_marks_exit_0(tmp_path):

@@ -21,7 +21,7 @@ from grader.batch.adjustments import Override, Penalty, final_mark
 from grader.batch.classpage import class_page
 from grader.batch.discovery import Submission, file_hash
 from grader.batch.feedback import feedback_markdown
-from grader.batch.gradebook import Gradebook, StoredGrade
+from grader.batch.gradebook import SCHEMA_VERSION, Gradebook, Publication, StoredGrade
 from grader.batch.insights import class_insights
 from grader.batch.late import (
     LatePolicy,
@@ -208,7 +208,8 @@ def test_a_schema_3_gradebook_opens_migrated_with_its_rows(tmp_path):
     with closing(sqlite3.connect(path)) as db:  # what schema 3 wrote, by hand
         db.executescript(SCHEMA_3)
     book = Gradebook(path)
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
+    assert book.publications("tree") == []  # schema 6's table, made on the way
     ann, bob = book.grades("tree")
     assert (ann.student, ann.name, ann.report.score, ann.report.max_score, ann.report.notes) == ("ann", "", 1, 3, ["n"])
     assert ann.report.tests[1].diagnoses == ["strict_cutoff"]
@@ -249,13 +250,30 @@ def test_a_schema_4_gradebook_opens_migrated_with_its_adjustments_and_no_export_
     with closing(sqlite3.connect(path)) as db:
         db.executescript(SCHEMA_4)
     book = Gradebook(path)
-    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
     ann, _ = book.grades("tree")
     assert (ann.penalty.source, ann.penalty.days_late, ann.override.describe()) == ("file time", 1, "add 0.5")
     assert ann.mark.final == 1 - 0.3 + 0.5  # 10% of 3 off, then half a point added
     assert book.export_context("tree") is None  # exports of a schema 4 batch: no record of what they held
     assert [e.action for e in book.override_history("tree", "ann")] == ["add"]
     assert book.db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_schema_5_gradebook_gains_the_publications_table_and_keeps_its_rows(tmp_path):
+    path = tmp_path / "gradebook.sqlite"
+    with closing(sqlite3.connect(path)) as db:
+        db.executescript(SCHEMA_4)
+    Gradebook(path).close()
+    with closing(sqlite3.connect(path)) as db:  # back to what schema 5 wrote: no publications table
+        db.executescript("DROP TABLE publications; UPDATE meta SET value = '5' WHERE key = 'schema_version';")
+    book = Gradebook(path)
+    assert book.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
+    assert [g.student for g in book.grades("tree")] == ["ann", "bob"]
+    assert book.grades("tree")[0].override.describe() == "add 0.5"
+    entry = Publication("ann", "canvas X course 1 assignment 2", "101", None, 1.0, None, "ta", "2026-03-03T00:00:00Z")
+    book.record_publication("tree", [entry])
+    assert book.publications("tree", "canvas X course 1 assignment 2") == [entry]
+    assert book.publications("tree", "elsewhere") == []
     book.close()
 
 
@@ -424,14 +442,15 @@ def test_moodle_and_gradescope_layouts_column_by_column(tmp_path):
     assert table == [["Email address", "Lab 1 (555)"], ["ann@u.edu", "8"], ["bob@u.edu", "7"]]
     table, _ = exported("moodle", roster, moodle_id="idnumber", assignment="=lab")
     assert table == [["ID number", "'=lab"], ["9001", "8"], ["9002", "7"]]
-    table, _ = exported("gradescope-csv", roster)
+    table, result = exported("gradescope-csv", roster)
     assert table == [
         ["Name", "SID", "Email", "Total Score"],
         ["Smith, Ann", "S1", "ann@u.edu", "8"],
         ["Bob Roe", "S2", "bob@u.edu", "7"],
         ["roe rick", "10003", "", "10"],
-        ["'=cmd", "'=cmd", "", "10"],  # formulas neutralised
-    ]
+    ]  # an id cell is never altered: the formula-like abgrade id is left out, not given a `'`
+    assert result.unmatched == ["=cmd"]
+    assert "=cmd: no sis_user_id in the roster, and the id starts like a formula" in result.left_out
     table, _ = exported("csv", {})
     assert table[0][:12] == [
         "student", "name", "file", "status", "score", "max_score", "submitted_at", "time_source", "days_late",

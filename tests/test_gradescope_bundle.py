@@ -13,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 import tomllib
 
@@ -28,7 +29,8 @@ from grader.spec import spec_path
 TREE_SUBMISSIONS = Path(__file__).resolve().parent / "fixtures" / "tree"
 CORRECT = TREE_SUBMISSIONS / "correct_fail_hard.py"
 STRICT_CUTOFF = TREE_SUBMISSIONS / "bug_strict_cutoff.py"
-TOP_FIELDS = {"score", "max_score", "output", "execution_time", "tests"}
+TOP_FIELDS = {"score", "output", "execution_time", "tests", "extra_data"}
+GRADESCOPE_SCHEMA = json.loads((Path(__file__).resolve().parent / "gradescope_results.schema.json").read_text())
 TEST_FIELDS = {"name", "score", "max_score", "status", "output", "visibility", "tags"}
 
 CHECK_KINDS = check_kinds()  # the shared kinds and every installed lab's own
@@ -42,7 +44,9 @@ def tree_max_score(kind: str | None = None) -> float:
 
 
 def assert_results_schema(results: dict) -> None:
-    """Gradescope's results.json schema, as DESIGN.md fixes it."""
+    """Gradescope's results.json schema, as DESIGN.md fixes it: validated against the JSON
+    schema written from Gradescope's documented format, then the sums."""
+    jsonschema.validate(results, GRADESCOPE_SCHEMA)
     assert set(results) == TOP_FIELDS
     assert isinstance(results["output"], str) and results["execution_time"] >= 0
     for test in results["tests"]:
@@ -51,7 +55,7 @@ def assert_results_schema(results: dict) -> None:
         assert test["tags"][0] in CHECK_KINDS
         assert test["score"] == (test["max_score"] if test["status"] == "passed" else 0)
     assert results["score"] == pytest.approx(sum(t["score"] for t in results["tests"]))
-    assert results["max_score"] == pytest.approx(sum(t["max_score"] for t in results["tests"]))
+    assert results["extra_data"]["max_score"] == pytest.approx(sum(t["max_score"] for t in results["tests"]))
 
 
 def autograder_folder(root: Path, files: dict[str, str], settings: dict | None = None) -> Path:
@@ -105,7 +109,7 @@ def test_no_single_file_is_a_load_failure_out_of_the_full_score(tmp_path: Path, 
     results = run_autograder(root)
     assert json.loads((root / "results" / "results.json").read_text()) == results
     assert_results_schema(results)
-    assert results["score"] == 0 and results["max_score"] == tree_max_score()
+    assert results["score"] == 0 and results["extra_data"]["max_score"] == tree_max_score()
     load = results["tests"][0]
     assert load["tags"] == ["load"] and load["output"].startswith(message)
 
@@ -118,7 +122,7 @@ def test_the_bundles_own_spec_is_used(tmp_path: Path) -> None:
     (root / "source" / "spec.yaml").write_text(spec)
     results = run_autograder(root)
     assert_results_schema(results)
-    assert results["score"] == results["max_score"] == tree_max_score() + tree_max_score("value") * 3 / 2
+    assert results["score"] == results["extra_data"]["max_score"] == tree_max_score() + tree_max_score("value") * 3 / 2
 
 
 def test_a_broken_setup_still_writes_results_then_raises(tmp_path: Path) -> None:
@@ -127,6 +131,7 @@ def test_a_broken_setup_still_writes_results_then_raises(tmp_path: Path) -> None
         run_autograder(root)
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and "tell your instructor" in results["output"]
+    jsonschema.validate(results, GRADESCOPE_SCHEMA)  # even the autograder's own failure
 
 
 # --- packaging -------------------------------------------------------------------------------
@@ -248,7 +253,9 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
         assert done.returncode == 0, done.stdout + done.stderr
         results = json.loads((root / "results" / "results.json").read_text())
         assert_results_schema(results)
-        assert results["max_score"] == tree_max_score()
+        assert results["extra_data"]["max_score"] == tree_max_score()
+        assert "seed" not in results["output"] and "isolation" not in results["output"]
+        assert "note: random cases drawn from this assignment's own seed" in done.stdout  # the instructor's view
         assert {t["visibility"] for t in results["tests"] if t["tags"][0] == "random"} == {"after_published"}
         assert str(seed) not in json.dumps(results)
         if run == 2:  # the same file again: the bundle's seed, the same cases, tests and score
@@ -258,8 +265,8 @@ def test_bundle_installs_offline_and_grades_in_a_fake_autograder(tmp_path: Path,
         (root / "submission" / submission.name).unlink()
         (root / "submission").rmdir()
     correct, buggy = scores[CORRECT.name], scores[STRICT_CUTOFF.name]
-    assert correct["score"] == correct["max_score"]
-    assert buggy["score"] < buggy["max_score"]
+    assert correct["score"] == correct["extra_data"]["max_score"]
+    assert buggy["score"] < buggy["extra_data"]["max_score"]
     failed_kinds = {t["tags"][0] for t in buggy["tests"] if t["status"] == "failed"}
     assert {"nodes", "pruned"} <= failed_kinds <= {"nodes", "pruned", "random"}
 

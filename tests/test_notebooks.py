@@ -182,7 +182,7 @@ def test_cli_grades_a_notebook(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())
-    assert results["score"] == results["max_score"] > 0
+    assert results["score"] == results["extra_data"]["max_score"] > 0
 
 
 def test_what_the_code_prints_during_the_cases_is_kept_as_for_py(tree, tmp_path):

@@ -68,7 +68,7 @@ def grade(installed: Path, tmp_path: Path, submission: str) -> tuple[int, dict]:
 @pytest.mark.slow
 def test_an_installed_lab_package_grades_with_lab_name(installed: Path, tmp_path: Path) -> None:
     code, results = grade(installed, tmp_path, "plugin_double_right.py")
-    assert code == 0 and (results["score"], results["max_score"]) == (3, 3)
+    assert code == 0 and (results["score"], results["extra_data"]["max_score"]) == (3, 3)
     assert [t["tags"][0] for t in results["tests"]] == ["load", "value"]
     code, results = grade(installed, tmp_path, "plugin_double_wrong.py")
     assert code == 1 and results["score"] == 1

@@ -98,8 +98,10 @@ def test_patching_lazily_imported_report_writers_forges_nothing(tmp_path, level)
         timeout=120,
     )
     results = json.loads((tmp_path / "r.json").read_text())
-    assert results["score"] < results["max_score"]
-    assert done.stdout.strip().splitlines()[-1] == f"Score: {results['score']:g} / {results['max_score']:g}"
+    assert results["score"] < results["extra_data"]["max_score"]
+    assert (
+        done.stdout.strip().splitlines()[-1] == f"Score: {results['score']:g} / {results['extra_data']['max_score']:g}"
+    )
     assert "GAINED" not in done.stdout
     # and the next, unrelated submission is graded by an intact grader
     empty = tmp_path / "subs" / "empty.py"

@@ -53,7 +53,7 @@ def skeleton(tmp_path_factory) -> Path:
 def test_the_unfilled_tictactoe_skeleton_fits_in_40_lines(skeleton, tmp_path):
     lines, results, _ = graded(skeleton, "tictactoe", tmp_path)
     assert len(lines) <= MAX_LINES  # was 873
-    assert lines[-1] == f"Score: {results['score']:g} / {results['max_score']:g}"
+    assert lines[-1] == f"Score: {results['score']:g} / {results['extra_data']['max_score']:g}"
     failed_kinds = {t["tags"][0] for t in results["tests"] if t["status"] == "failed" and t["visibility"] == "visible"}
     shown = "\n".join(lines)
     for kind in failed_kinds:  # every failing kind is named by at least one failure
@@ -126,12 +126,12 @@ def notebook_with_failing_cell(tmp_path_factory) -> tuple[list[str], dict, str]:
 
 def test_notebook_cell_notes_show_when_every_test_passes(notebook_with_failing_cell):
     lines, results, page = notebook_with_failing_cell
-    assert results["score"] == results["max_score"] > 0
+    assert results["score"] == results["extra_data"]["max_score"] > 0
     note = "cell In [1] raised ModuleNotFoundError: No module named 'numpy_does_not_exist_here'"
     assert "While loading the submission:" in lines and f"  - {note}" in lines
     assert f"While loading the submission:\n  - {note}" in results["output"]
     assert '<section class="load-notes">' in page and note.replace("'", "&#x27;") in page
-    assert lines[-1] == f"Score: {results['score']:g} / {results['max_score']:g}"
+    assert lines[-1] == f"Score: {results['score']:g} / {results['extra_data']['max_score']:g}"
 
 
 def test_load_notes_are_on_the_report_for_other_writers(grade):

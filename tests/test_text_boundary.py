@@ -158,7 +158,7 @@ def test_escape_sequences_from_the_student_never_reach_the_terminal(ansi_run):
     assert "raised Err␛[2J␛[HScore: 63 / 63␛[0m" in run.stdout  # the class name, shown
     assert "returned ␛[2J␛[H␛[1;32mabgrade · lab tree" in run.stdout  # the repr, shown
     lines = run.stdout.rstrip("\n").splitlines()
-    assert lines[-1] == f"Score: {results['score']:g} / {results['max_score']:g}" == "Score: 2 / 75"
+    assert lines[-1] == f"Score: {results['score']:g} / {results['extra_data']['max_score']:g}" == "Score: 2 / 75"
     assert sum(line.startswith("Score:") for line in lines) == 1  # forged lines are indented, never a score line
     assert len(lines) <= 40
 

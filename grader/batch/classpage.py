@@ -9,17 +9,21 @@ Structure (classes the tests rely on): `section.misconceptions` with one
 `article.misconception[data-name]` per bug (`.count`, `.hint`, `ul.students`);
 `section.kinds` with `tr.kind[data-kind]`; `section.cases` with `tr.case[data-case]`;
 `section.adjusted` with `tr.adjusted[data-student]` (`td.graded`, `td.late`,
-`td.penalty`, `td.override`, `td.final`) and `p.time-unknown`.
+`td.penalty`, `td.override`, `td.final`) and `p.time-unknown`; `section.students` with one
+`tr.student[data-student][data-status]` per student found (roll.py: name, id, file, final
+score, and why a file did not load or was not graded).
 Every student-side string (ids, case names) passes clean_line and is escaped.
 """
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from html import escape
 
 from ..text import LINE_CHARS, clean_line, visible_controls
 from .insights import ClassInsights
+from .roll import GRADED, RollEntry
 from .summary import ADJUSTED_HEADER, TOP, ClassSummary
 
 STYLE = """
@@ -46,6 +50,7 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: 
 .kind .bar span { background: var(--ok); } .case .bar span, .misconception .bar span { background: var(--fail); }
 .misconception .bar span { background: var(--bug); }
 .none { color: var(--muted); font-style: italic; }
+td.status.ok { color: var(--ok); } td.status.problem { color: var(--fail); font-weight: 600; }
 """
 
 
@@ -132,8 +137,28 @@ def _adjusted(summary: ClassSummary) -> str:
     return "".join(parts) + "</section>"
 
 
-def class_page(summary: ClassSummary, insights: ClassInsights) -> str:
-    """The whole page."""
+def _roll_row(r: RollEntry) -> str:
+    name = _e(r.name) if r.name else '<span class="none">no name</span>'
+    state = "ok" if r.status == GRADED else "problem"
+    return (
+        f'<tr class="student" data-student="{_e(r.student)}" data-status="{_e(r.status)}">'
+        f"<td>{name}</td><td>{_e(r.student)}</td><td>{_e(r.file)}</td>"
+        f'<td class="status {state}">{_e(r.status)}</td>'
+        f'<td class="number">{_e(r.score)}</td><td>{_e(r.reason)}</td></tr>'
+    )
+
+
+def _roll(roll: Sequence[RollEntry]) -> str:
+    if not roll:
+        return '<p class="none">No student was found in the class folder.</p>'
+    return (
+        "<table><thead><tr><th>name</th><th>id</th><th>file</th><th>status</th><th>final score</th>"
+        f"<th>why</th></tr></thead><tbody>{''.join(_roll_row(r) for r in roll)}</tbody></table>"
+    )
+
+
+def class_page(summary: ClassSummary, insights: ClassInsights, roll: Sequence[RollEntry] = ()) -> str:
+    """The whole page; `roll` lists every student found (class_roll)."""
     graded = insights.graded
     not_graded = len(summary.errors) + len(summary.failed)
     scores = [s for s, _ in summary.scores]
@@ -156,6 +181,7 @@ def class_page(summary: ClassSummary, insights: ClassInsights) -> str:
         '<section class="cases"><h2>Fixed cases failed by the most students</h2>'
         f"{_cases(insights)}</section>"
         f"{_adjusted(summary)}"
+        f'<section class="students"><h2>Students ({len(roll)} found)</h2>{_roll(roll)}</section>'
     )
     return visible_controls(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -104,6 +104,17 @@ def clean_name(text: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def has_entries(folder: Path) -> bool:
+    """Whether `folder` holds anything that may be a student's entry (a file with a
+    submission suffix or a folder), cheaply: an empty class folder is said before any work."""
+    return any(
+        not entry.name.startswith(".")
+        and entry.name not in _NOT_SUBMISSIONS
+        and (entry.suffix in SUPPORTED_SUFFIXES or entry.is_dir() or entry.is_symlink())
+        for entry in folder.iterdir()
+    )
+
+
 def discover(folder: Path, id_pattern: re.Pattern | None = None) -> Discovery:
     """Every submission in `folder`, sorted by student, with what was skipped or ignored."""
     found = Discovery()
@@ -138,9 +149,15 @@ def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> _Claim | None
     elif match is None or not match.group("id"):
         return _Claim(own_name, "", shown, None, reason=f"name does not match --id-pattern {pattern.pattern!r}")
     else:
-        student, name, number = clean_name(match.group("id")), _student_name(entry.name[: match.start()]), None
-        lms = _LMS_NUMBER.match(entry.name, match.end("id"))
-        if lms is not None:
+        # a pattern may say where the name is (`name`, empty: none) and what orders resubmissions (`order`)
+        named = "name" in pattern.groupindex
+        prefix = (match.group("name") or "") if named else entry.name[: match.start()]
+        student, name, number = clean_name(match.group("id")), _student_name(prefix), None
+        order = match.group("order") if "order" in pattern.groupindex else None
+        lms = None if order is not None else _LMS_NUMBER.match(entry.name, match.end("id"))
+        if order is not None and order.strip():
+            number = int(re.sub(r"\D", "", order) or 0)
+        elif lms is not None:
             number = int(lms.group(1))
     claim = _Claim(student, name, shown, number)
     if entry.is_symlink():

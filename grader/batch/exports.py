@@ -31,6 +31,7 @@ from .feedback import feedback_markdown
 from .gradebook import Gradebook, StoredGrade
 from .insights import class_insights
 from .picture import class_picture
+from .roll import class_roll
 from .summary import ClassSummary, summarize, summary_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -212,7 +213,7 @@ def write_exports(
     insights = class_insights(grades, hints)
     (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
     (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
-    (out / "class.html").write_text(class_page(summary, insights), encoding="utf-8")
+    (out / "class.html").write_text(class_page(summary, insights, class_roll(grades, names, skipped)), encoding="utf-8")
 
 
 def publish(

@@ -24,11 +24,12 @@ from ..spec import Spec
 from .adjustments import Mark, Override, Penalty, final_mark
 from .discovery import Skipped, Submission
 
-SCHEMA_VERSION = "5"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+SCHEMA_VERSION = "6"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
 # 3: a submission keeps its report's notes and load notes, a test whether it ran at all
 # 4: a submission keeps the student's name; late penalties, overrides and their audit trail
 # 5: what the last run's exports were made of besides the grades (`exports`), so that an
 #    override rewrites them at once, exactly as a batch would
+# 6: what was published to an LMS (`publications`, only appended to)
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -130,7 +131,23 @@ CREATE TABLE IF NOT EXISTS exports (
     saved_at TEXT NOT NULL
 );
 """
-_SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS)
+# Schema 6: every grade (and feedback comment) sent to an LMS, for the record and so that a
+# rerun does not post the same feedback twice. Keyed by nothing graded: regrades keep it.
+_PUBLICATIONS = """
+CREATE TABLE IF NOT EXISTS publications (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    lab          TEXT NOT NULL,
+    student      TEXT NOT NULL,
+    target       TEXT NOT NULL,  -- where: `canvas URL course C assignment A`
+    lms_user     TEXT NOT NULL,  -- the LMS's own id of the student
+    old_grade    TEXT,           -- what the LMS held before (NULL: no grade)
+    new_grade    REAL,           -- what was sent (NULL: only a comment)
+    feedback     TEXT,           -- sha256 of the feedback posted as a comment, if one was
+    by           TEXT NOT NULL,
+    at           TEXT NOT NULL
+);
+"""
+_SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS + _PUBLICATIONS)
 
 
 @dataclass(frozen=True)
@@ -218,6 +235,20 @@ class OverrideEvent:
     at: str
 
 
+@dataclass(frozen=True)
+class Publication:
+    """One student's grade (and maybe feedback comment) as sent to an LMS."""
+
+    student: str
+    target: str
+    lms_user: str
+    old_grade: str | None
+    new_grade: float | None
+    feedback: str | None  # sha256 of the feedback posted as a comment
+    by: str
+    at: str
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -243,6 +274,8 @@ class Gradebook:
             self._migrate_from_3()
         if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",):
             self._migrate_from_4()
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",):
+            self._migrate_from_5()
 
     def _migrate_from_1(self) -> None:
         """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
@@ -278,7 +311,12 @@ class Gradebook:
         """Schema 4 lacks `exports` (made by the schema script already, empty): until the
         next batch, `gradebook override` can't rewrite the exports and says so."""
         with self._transaction():
-            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
+            self.db.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+
+    def _migrate_from_5(self) -> None:
+        """Schema 5 lacks only the `publications` table, which the schema script has made."""
+        with self._transaction():
+            self.db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
 
     def close(self) -> None:
         self.db.close()
@@ -548,6 +586,29 @@ class Gradebook:
         """The last batch's, or None when no batch of this schema wrote this lab's exports."""
         row = self.db.execute("SELECT context FROM exports WHERE lab = ?", (lab,)).fetchone()
         return None if row is None else ExportContext.from_json(row[0])
+
+    # publications to an LMS ------------------------------------------------------------
+
+    def record_publication(self, lab: str, entries: list[Publication]) -> None:
+        """Append what was just sent to an LMS (one transaction)."""
+        with self._transaction():
+            self.db.executemany(
+                "INSERT INTO publications (lab, student, target, lms_user, old_grade, new_grade, feedback, by, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (lab, e.student, e.target, e.lms_user, e.old_grade, e.new_grade, e.feedback, e.by, e.at)
+                    for e in entries
+                ],
+            )
+
+    def publications(self, lab: str, target: str | None = None) -> list[Publication]:
+        """What was sent to an LMS for this lab (to `target` only, when given), oldest first."""
+        query = (
+            "SELECT student, target, lms_user, old_grade, new_grade, feedback, by, at FROM publications "
+            "WHERE lab = ?" + (" AND target = ?" if target is not None else "") + " ORDER BY id"
+        )
+        rows = self.db.execute(query, (lab,) if target is None else (lab, target))
+        return [Publication(*row) for row in rows]
 
     def _report(self, lab: str, student: str, file: str, seconds: float, notes: dict) -> GradeReport:
         rows = self.db.execute(

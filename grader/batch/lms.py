@@ -21,7 +21,17 @@ an import leaves their LMS grade alone):
   students by (Gradescope Help, "Adding Students and Staff": name, email, SID) and the
   score column of Gradescope's own grade export. SID is the roster's `sis_user_id`, else
   the abgrade id.
+- `blackboard`: Blackboard Learn's Grade Center upload: `Username` and the grade column,
+  whose header must carry the column's ID (`Lab 1 |12345`, as the Grade Center download
+  heads it) so that the upload updates that column instead of adding a text column worth 0
+  points; every cell quoted, as its comma-delimited upload asks (Blackboard Help,
+  "Upload Grades from External Sources").
 - `csv`: abgrade's own grades.csv layout (graded score, penalty, override, final, ...).
+
+Identifier cells (ID, SIS ids, e-mail, username, ID number) are written exactly as the
+roster has them: the LMS matches students on them, so they are never prefixed with `'`
+like free-text cells that a spreadsheet could read as a formula; an abgrade id used as an
+identifier that starts like a formula is left out instead (with the reason).
 
 The roster CSV (`--roster FILE`) has a header with `student` (the abgrade id, as in
 grades.csv) and any of `name`, `canvas_id`, `sis_user_id`, `sis_login_id`, `section`,
@@ -40,10 +50,10 @@ from typing import TextIO
 from ..lab_setup import UsageError
 from ..text import clean_line
 from .csv_input import open_csv
-from .exports import text_cell, write_grades_rows
+from .exports import FORMULA_STARTS, text_cell, write_grades_rows
 from .gradebook import StoredGrade
 
-FORMATS = ("canvas", "moodle", "gradescope-csv", "csv")
+FORMATS = ("canvas", "moodle", "blackboard", "gradescope-csv", "csv")
 ROSTER_FIELDS = (
     "student",
     "name",
@@ -79,6 +89,7 @@ class Export:
 
     rows: int = 0
     left_out: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)  # students with a final score but no row
 
 
 def read_roster(path: Path) -> dict[str, RosterEntry]:
@@ -145,9 +156,11 @@ def write_export(
             ids = [canvas_id, entry.get("sis_user_id") if entry else "", entry.get("sis_login_id") if entry else ""]
             if not any(ids):
                 result.left_out.append(f"{grade.student}: no Canvas ID, SIS User ID or SIS Login ID (add to roster)")
+                result.unmatched.append(grade.student)
                 continue
             section = entry.get("section") if entry else ""
-            writer.writerow([text_cell(v) for v in (_name(grade, entry), *ids, section)] + [_score(grade.mark.final)])
+            # identifiers exactly as the roster has them (Canvas matches on them); only text is neutralised
+            writer.writerow([text_cell(_name(grade, entry)), *ids, text_cell(section), _score(grade.mark.final)])
             result.rows += 1
     elif fmt == "moodle":
         label, key = MOODLE_IDS[moodle_id]
@@ -157,18 +170,35 @@ def write_export(
             ident = entry.get(key) if entry else ""
             if not ident:
                 result.left_out.append(f"{grade.student}: no {key} in the roster")
+                result.unmatched.append(grade.student)
                 continue
-            writer.writerow([text_cell(ident), _score(grade.mark.final)])
+            writer.writerow([ident, _score(grade.mark.final)])  # the identifier as the roster has it
+            result.rows += 1
+    elif fmt == "blackboard":
+        quoted = csv.writer(handle, quoting=csv.QUOTE_ALL)
+        quoted.writerow(["Username", assignment])
+        for grade in scored:
+            entry = roster.get(grade.student)
+            username = (entry.get("username") if entry else "") or grade.student
+            if not entry and username.startswith(FORMULA_STARTS):
+                result.left_out.append(f"{grade.student}: no username in the roster, and the id starts like a formula")
+                result.unmatched.append(grade.student)
+                continue
+            quoted.writerow([username, _score(grade.mark.final)])
             result.rows += 1
     elif fmt == "gradescope-csv":
         writer.writerow(GRADESCOPE_COLUMNS)
         for grade in scored:
             entry = roster.get(grade.student)
             sid = (entry.get("sis_user_id") if entry else "") or grade.student
+            if not (entry and entry.get("sis_user_id")) and sid.startswith(FORMULA_STARTS):
+                result.left_out.append(
+                    f"{grade.student}: no sis_user_id in the roster, and the id starts like a formula"
+                )
+                result.unmatched.append(grade.student)
+                continue
             email = entry.get("email") if entry else ""
-            writer.writerow(
-                [text_cell(_name(grade, entry)), text_cell(sid), text_cell(email), _score(grade.mark.final)]
-            )
+            writer.writerow([text_cell(_name(grade, entry)), sid, email, _score(grade.mark.final)])
             result.rows += 1
     else:
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")

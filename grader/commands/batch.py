@@ -7,6 +7,7 @@ student's lateness and penalty."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -175,13 +176,26 @@ def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
     return TlsFiles(args.tls_ca, args.tls_cert, args.tls_key)
 
 
+def _nothing_to_grade(folder: Path) -> int:
+    """An empty class folder (an unzip that went elsewhere) is a failure, said before anything
+    is written: never a run of 0 students that exits 0."""
+    print(
+        f"abgrade: {folder} holds no submissions (no .py or .ipynb file, no folder per student); "
+        "nothing was graded: is it the right folder, and was the LMS's zip unpacked into it?",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..batch.discovery import compile_id_pattern
+    from ..batch.discovery import compile_id_pattern, has_entries
+    from ..batch.download_names import detect_layout
     from ..batch.late import read_timestamps
     from ..batch.pool import default_workers
     from ..batch.runner import BatchOptions, default_out, run_batch
     from ..batch.summary import summary_text
     from ..course.config import nearest_config_seed
+    from ..spec_check import verify_once
 
     if not args.folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder of submissions")
@@ -200,7 +214,19 @@ def run(args: argparse.Namespace) -> int:
         pattern = compile_id_pattern(args.id_pattern)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    lab, spec = load_lab(args.lab, args.spec)
+    lab, spec = load_lab(args.lab, args.spec)  # a broken lab or spec is said first (exit code 2)
+    empty = not has_entries(args.folder)  # said after every option is checked (exit 2 comes first)
+    if pattern is None and not empty:
+        layout = detect_layout(args.folder)
+        if layout is not None:
+            pattern = layout.compiled()
+            print(
+                f"abgrade batch: {layout.lms} download names recognised: the student id is {layout.id_means} "
+                f"(--id-pattern {shlex.quote(layout.pattern)}; give your own --id-pattern to change it)",
+                file=sys.stderr,
+            )
+    if not empty:
+        verify_once(lab, spec)  # a wrong stored expectation stops here, before any student is graded
     policy = late_policy(args, lab.name)
     if args.timestamps is not None and policy is None:
         raise UsageError("--timestamps needs a late policy: --deadline, or `deadlines:` in abgrade.yaml")
@@ -231,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"abgrade: {exc}", file=sys.stderr)
             return EXIT_MACHINE if exc.machine else EXIT_USAGE
         with cluster:
+            if empty:
+                return _nothing_to_grade(args.folder)
             try:
                 result = run_batch(options, lab, spec, sys.stderr, executor=cluster)
             except (OSError, TimeoutError) as exc:  # the scheduler went away mid-run
@@ -240,6 +268,8 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_MACHINE
+    elif empty:
+        return _nothing_to_grade(args.folder)
     else:
         result = run_batch(options, lab, spec, sys.stderr)
     print(summary_text(result.summary, lab.bug_hints, result.insights))

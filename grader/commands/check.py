@@ -51,9 +51,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.init_ci:
+        if args.labs or args.junit:
+            raise UsageError("--init-ci writes the workflow and stops: give no labs and no --junit with it")
         return _init_ci(args.force, args.package)
     if args.package:
         raise UsageError("--package goes with --init-ci")
+    if args.force:
+        raise UsageError("--force goes with --init-ci (it overwrites the workflow)")
     from ..course.config import nearest_config_seed, select_labs
     from ..course.junit import write_junit
     from ..course.visible import check_lab

@@ -20,10 +20,24 @@ def register(commands: argparse._SubParsersAction) -> None:
     exercise.set_defaults(run=run)
 
 
+def check_suffix(target: Path, notebook: bool) -> None:
+    """The file's suffix says what it holds: notebook JSON in `x.py` would be graded as
+    Python ("name 'null' is not defined"), Python in `x.ipynb` is not a notebook."""
+    wanted = ".ipynb" if notebook else ".py"
+    if target.suffix == wanted:
+        return
+    if notebook:
+        raise UsageError(f"-o {target}: a notebook is written to a .ipynb file; give -o {target.with_suffix(wanted)}")
+    fix = "add --notebook for a notebook" if target.suffix == ".ipynb" else f"give -o {target.with_suffix(wanted)}"
+    raise UsageError(f"-o {target}: the .py exercise is written to a .py file; {fix}")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..exercises import MarkerError, exercise_notebook_text, exercise_text, skeleton_text
     from ..registry import folder_of
 
+    if args.output is not None:
+        check_suffix(args.output, args.notebook)
     extra: dict[str, str] = {}
     name = args.lab
     if folder_of(args.lab) is not None:

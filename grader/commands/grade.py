@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..registry import lab_names
-from .common import EXIT_FAILED, EXIT_OK, check_submission_path, load_lab, private_dirs
+from .common import EXIT_FAILED, EXIT_OK, check_output_file, check_submission_path, load_lab, private_dirs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -31,8 +31,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     grade.add_argument("--config", type=Path, metavar="FILE", help="abgrade.yaml with `seed:` (default: the nearest)")
     grade.add_argument("--show-hidden", action="store_true", help="show the details of hidden tests too")
-    grade.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
-    grade.add_argument("--verbose", "-v", action="store_true", help="show every failure in full (default: <= 40 lines)")
+    amount = grade.add_mutually_exclusive_group()  # both at once: exit code 2
+    amount.add_argument("--quiet", "-q", action="store_true", help="print only the score line")
+    amount.add_argument(
+        "--verbose", "-v", action="store_true", help="show every failure in full (default: <= 40 lines)"
+    )
     grade.set_defaults(run=run)
 
 
@@ -40,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from ..sandbox.opening import open_session
 
     check_submission_path(args.submission)
+    check_output_file(args.json, "--json")
+    check_output_file(args.html, "--html")
     # start the student's worker first: its start-up overlaps loading the lab and the spec
     # (walled off from a lab folder's files, known from the path alone)
     early = (
@@ -51,8 +56,10 @@ def run(args: argparse.Namespace) -> int:
         from ..course.config import nearest_config_seed
         from ..grading import grade_submission
         from ..seeding import chosen_seed
+        from ..spec_check import verify_once
 
         lab, spec = load_lab(args.lab, args.spec)
+        verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
         configured = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
         seed = chosen_seed(args.seed, configured, spec)
     except BaseException:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_OK, UsageError
+from .common import EXIT_FAILED, EXIT_OK, UsageError, check_output_file
 
 if TYPE_CHECKING:
     from ..batch.gradebook import Gradebook, StoredGrade
@@ -27,7 +27,7 @@ BOOK_NAME = "gradebook.sqlite"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    gradebook = commands.add_parser("gradebook", help="show, override and export the grades of a batch")
+    gradebook = commands.add_parser("gradebook", help="show, override, export and publish the grades of a batch")
     actions = gradebook.add_subparsers(metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -53,17 +53,27 @@ def register(commands: argparse._SubParsersAction) -> None:
     override.set_defaults(run=run_override)
 
     export = actions.add_parser("export", parents=[common], help="final scores in an LMS's import layout")
-    export.add_argument("--format", required=True, choices=("canvas", "moodle", "gradescope-csv", "csv"))
-    export.add_argument("--roster", type=Path, metavar="FILE", help="CSV: student -> name, canvas_id, sis ids, email")
+    export.add_argument("--format", required=True, choices=("canvas", "moodle", "blackboard", "gradescope-csv", "csv"))
+    export.add_argument(
+        "--roster",
+        type=Path,
+        metavar="FILE",
+        help="the class list: Canvas's gradebook export, Moodle's participants download, Blackboard's Grade "
+        "Center download, or abgrade's own CSV (student,name,canvas_id,sis_user_id,...)",
+    )
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default: standard output)")
     export.add_argument("--assignment", metavar="NAME", help="the grade column's name (default: abgrade LAB)")
     export.add_argument(
         "--moodle-id",
         choices=("email", "username", "idnumber"),
-        default="email",
-        help="moodle: the roster field identifying students (default: email)",
+        help="moodle: the roster field identifying students (default: email); map it to useremail, username "
+        "or useridnumber in Moodle's import",
     )
     export.set_defaults(run=run_export)
+
+    from .gradebook_publish import add_publish_parser, run_publish
+
+    add_publish_parser(actions, common, lambda args: run_publish(args, open_book, operator))
     gradebook.set_defaults(run=lambda args: gradebook.print_help() or 2)
 
 
@@ -358,36 +368,63 @@ def republish(book: Gradebook, lab: str, student: str, graded: bool = True) -> s
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..batch.lms import read_roster, write_export
+    from ..batch.lms import write_export
+    from ..batch.rosters import blackboard_column_id, grade_column, read_any_roster, resolve
     from ..text import clean_line
 
-    roster = read_roster(args.roster) if args.roster is not None else {}
     if args.format == "moodle" and args.roster is None:
         raise UsageError(
             "--format moodle needs --roster FILE: Moodle identifies students by email, username or idnumber"
         )
+    if args.moodle_id is not None and args.format != "moodle":
+        raise UsageError(f"--moodle-id goes with --format moodle, not {args.format}")
+    check_output_file(args.output, "-o")
+    roster = read_any_roster(args.roster) if args.roster is not None else None
     book, lab = open_book(args)
     try:
         grades = book.grades(lab)
     finally:
         book.close()
-    assignment = args.assignment or f"abgrade {lab}"
+    assignment = grade_column(roster, args.assignment or f"abgrade {lab}")
+    if args.format == "blackboard" and blackboard_column_id(assignment) is None:
+        raise UsageError(
+            f"--assignment {assignment!r}: Blackboard matches a grade column by its ID: give the header of the "
+            "Grade Center download's column, e.g. 'Lab 1 [Total Pts: 10 Score] |12345' (or 'Lab 1 |12345'), or "
+            "--roster with that download; without it the upload adds a text column worth 0 points"
+        )
+    matched = resolve(roster, ((g.student, g.name) for g in grades))
+    moodle_id = args.moodle_id or "email"
     if args.output is not None:
         try:
             with args.output.open("w", newline="", encoding="utf-8") as handle:
-                result = write_export(args.format, grades, roster, handle, assignment, args.moodle_id)
+                result = write_export(args.format, grades, matched, handle, assignment, moodle_id)
         except OSError as exc:
             raise UsageError(f"{args.output}: cannot write ({exc.strerror})") from None
         print(f"wrote {args.output}: {result.rows} student(s), format {args.format}", file=sys.stderr)
     else:
-        result = write_export(args.format, grades, roster, sys.stdout, assignment, args.moodle_id)
-    missing = sorted(set(roster) - {g.student for g in grades})
+        result = write_export(args.format, grades, matched, sys.stdout, assignment, moodle_id)
     for line in result.left_out:
         print(f"  left out {clean_line(line, 500)}", file=sys.stderr)
-    if missing:
+    if roster is not None:
+        matched_rows = {id(roster.find(g.student, g.name)) for g in grades if g.student in matched}
+        unlisted = [e for e in roster.entries if id(e) not in matched_rows]
+        if unlisted:
+            print(
+                f"  {len(unlisted)} roster student(s) have no grade in the gradebook (left out, their LMS grade "
+                "stays as it is): "
+                + ", ".join(clean_line(e.get("name") or e.student) for e in unlisted[:10])
+                + (", ..." if len(unlisted) > 10 else ""),
+                file=sys.stderr,
+            )
+    if result.unmatched:
         print(
-            f"  {len(missing)} roster student(s) have no grade in the gradebook (left out): "
-            + ", ".join(clean_line(s) for s in missing[:10]),
+            f"abgrade: {len(result.unmatched)} of {len(result.unmatched) + result.rows} graded student(s) have no "
+            f"row in the {args.format} export: "
+            + ", ".join(clean_line(s) for s in result.unmatched[:20])
+            + (", ..." if len(result.unmatched) > 20 else "")
+            + "; give --roster with their LMS ids (Canvas's gradebook export, Moodle's participants, Blackboard's "
+            "Grade Center download), or check the class folder's ids (`abgrade gradebook show`)",
             file=sys.stderr,
         )
+        return EXIT_FAILED
     return EXIT_OK

@@ -77,5 +77,9 @@ def run_run(args: argparse.Namespace) -> int:
 
     root = autograder_root(args.root)
     results = run_autograder(root, args.lab, args.spec, args.seed)
-    print(f"abgrade: {results['score']:g}/{results['max_score']:g} written to {root / 'results' / 'results.json'}")
+    extra = results.get("extra_data", {})
+    # run_autograder's stdout: Gradescope shows it to instructors only (the notes students don't need)
+    print(f"abgrade: {results['score']:g}/{extra.get('max_score', 0):g} written to {root / 'results' / 'results.json'}")
+    for note in extra.get("instructor_notes", []):
+        print(f"  note: {note}")
     return EXIT_OK

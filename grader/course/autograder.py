@@ -85,7 +85,8 @@ def run_autograder(
     try:
         results = _graded(root, lab_name, spec_file, seed)
     except Exception as exc:
-        _write(target, {"score": 0.0, "output": f"The autograder failed (tell your instructor): {exc}", "tests": []})
+        failed = f"The autograder failed (tell your instructor): {exc}"
+        _write(target, {"score": 0.0, "output": failed, "execution_time": 0.0, "tests": []})
         raise
     _write(target, results)
     return results

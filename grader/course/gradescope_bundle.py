@@ -22,10 +22,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..lab_setup import UsageError, load_lab
+from ..lab_setup import load_lab
 from ..paths import IS_CHECKOUT, PROJECT_DIR
 from ..registry import folder_of
 from ..seeding import draw_seed
+from ..spec_check import require_agreement
 from .template_files import template_text
 
 SETTINGS_FILE = "abgrade-autograder.json"
@@ -41,10 +42,6 @@ class BundleError(Exception):
     """The bundle could not be built (no source to build the wheel from, pip failed)."""
 
 
-class SpecDisagrees(UsageError):
-    """A stored expectation of the spec is not what the reference computes (exit code 2)."""
-
-
 def build_bundle(
     lab_name: str, output: Path, spec_file: Path | None = None, wheel: Path | None = None, seed: int | None = None
 ) -> Path:
@@ -54,12 +51,7 @@ def build_bundle(
     student's submission on Gradescope. `seed`: the random cases' seed (None: a fresh one,
     drawn now and kept in the bundle)."""
     lab, spec = load_lab(lab_name, spec_file)
-    problems = lab.verify(spec)
-    if problems:
-        raise SpecDisagrees(
-            f"{spec.path}: {len(problems)} stored expectation(s) disagree with the reference; "
-            "fix the spec (see `abgrade specs verify --spec FILE`), no bundle was written:\n  " + "\n  ".join(problems)
-        )
+    require_agreement(lab, spec, "no bundle was written")
     folder = folder_of(lab_name)
     settings = {
         "lab": lab.name,

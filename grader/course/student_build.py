@@ -23,6 +23,7 @@ LEFT_OUT = (
     "grader/commands/demo.py",
     "grader/commands/grade.py",
     "grader/commands/gradebook.py",
+    "grader/commands/gradebook_publish.py",
     "grader/commands/gradescope.py",
     "grader/commands/specs.py",
     "grader/commands/student_wheel.py",

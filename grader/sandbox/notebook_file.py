@@ -13,6 +13,7 @@ from typing import Any
 
 import nbformat
 
+from ..source_encoding import SAMPLE_BYTES, wide_encoding
 from .channel import json_depth_exceeds
 
 MAX_NOTEBOOK_MB = 50
@@ -67,9 +68,10 @@ def _text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise NotebookProblem(f"the notebook file cannot be read ({exc.strerror})") from None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    wide = wide_encoding(data[:SAMPLE_BYTES])
+    if wide is not None:
         raise NotebookProblem(
-            f"the notebook file is saved as UTF-16; notebooks are UTF-8: {RESAVE} (or save it as UTF-8 in your editor)"
+            f"the notebook file is saved as {wide}; notebooks are UTF-8: {RESAVE} (or save it as UTF-8 in your editor)"
         )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]

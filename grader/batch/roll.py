@@ -1,0 +1,66 @@
+"""The class roll of a batch: every student found in the class folder, with their name and
+what became of their entry (graded, graded but the file did not load, not graded, or
+skipped), the final score and the reason, for class.html's "Students" table. An instructor
+reading the page sees who is missing from the statistics above it, and why."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..text import LINE_CHARS, clean_line
+from .discovery import Skipped
+from .gradebook import StoredGrade
+
+GRADED, NOT_LOADED, NOT_GRADED, SKIPPED = "graded", "did not load", "not graded", "skipped"
+
+
+@dataclass(frozen=True)
+class RollEntry:
+    student: str
+    name: str
+    file: str
+    status: str  # GRADED, NOT_LOADED, NOT_GRADED or SKIPPED
+    score: str  # "final / max", or "" when there is none
+    reason: str  # why not graded, or why the file did not load; "" otherwise
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def class_roll(
+    grades: Sequence[StoredGrade], names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+) -> list[RollEntry]:
+    """One entry per student found, sorted by id; every string cleaned (text.py)."""
+    names = names or {}
+    rows = []
+    for grade in grades:
+        mark = grade.mark
+        score = f"{_number(mark.final)} / {_number(mark.max_score)}" if mark.final is not None else ""
+        name = clean_line(names.get(grade.student) or grade.name)
+        if grade.report is None:
+            status, reason = NOT_GRADED, grade.error or "not graded"
+        else:
+            load = next((t for t in grade.report.tests if t.kind == "load"), None)
+            if load is not None and not load.passed:
+                status, reason = NOT_LOADED, load.output.strip().splitlines()[0] if load.output.strip() else ""
+            else:
+                status, reason = GRADED, ""
+        rows.append(
+            RollEntry(
+                clean_line(grade.student), name, clean_line(grade.file), status, score, clean_line(reason, LINE_CHARS)
+            )
+        )
+    for entry in skipped:
+        rows.append(
+            RollEntry(
+                clean_line(entry.student),
+                clean_line(entry.name),
+                clean_line(entry.shown),
+                SKIPPED,
+                "",
+                clean_line(entry.reason, LINE_CHARS),
+            )
+        )
+    return sorted(rows, key=lambda r: r.student)
