@@ -52,7 +52,7 @@ def test_grade_under_a_120_character_tmpdir(tmp_path, long_tmpdir, form):
     done = run(["grade", str(path), "--lab", "tree", "--seed", "1", "--json", str(out)], long_tmpdir)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())
-    assert results["score"] == results["max_score"] > 0
+    assert results["score"] == results["extra_data"]["max_score"] > 0
 
 
 @pytest.mark.slow
