@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import textwrap
 
+from ..counterexample import Counterexample
+from ..counterexample import shown as shown_examples
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 
@@ -23,6 +25,7 @@ LOAD_NOTES_SHOWN = 5
 ONE_LINE_CHARS = 110
 VERBOSE_HINT = "--verbose shows everything"
 MIN_BLOCK = 6  # a blank line, the title and 4 lines of output: less than that is a one-liner
+EXAMPLE_LINES = 9  # the first smallest failing case's output, cut (--verbose shows it all)
 
 
 def summary(report: GradeReport, show_hidden: bool = False, color: bool = False, verbose: bool = False) -> str:
@@ -52,6 +55,7 @@ def summary(report: GradeReport, show_hidden: bool = False, color: bool = False,
         tail += ["", f"{len(report.not_run)} tests not run: the submission did not load."]
     if hidden:
         tail += ["", f"{len(hidden)} hidden test(s) failed; their details are shown after grades are published."]
+    tail += _examples(shown_examples(report.tests, show_hidden), paint, verbose)
     tail += [f"note: {safe(note)}" for note in report.notes]
     tail.append("")
     total = f"Score: {report.score:g} / {report.max_score:g}"
@@ -62,6 +66,21 @@ def summary(report: GradeReport, show_hidden: bool = False, color: bool = False,
     else:
         body = _short_body(shown, paint, MAX_LINES - len(head) - len(tail))
     return "\n".join(head + body + tail)
+
+
+def _examples(examples: list[Counterexample], paint, verbose: bool) -> list[str]:
+    """The smallest failing cases: the first in full (cut to EXAMPLE_LINES lines of output
+    unless `verbose`), the others by their headline."""
+    lines: list[str] = []
+    for number, example in enumerate(examples):
+        lines += ["", paint(visible_controls(example.headline), "1")]
+        if number and not verbose:
+            continue
+        output = textwrap.indent(visible_controls(example.output), "    ").splitlines()
+        if not verbose and len(output) > EXAMPLE_LINES:
+            output = output[: EXAMPLE_LINES - 1] + [f"    … {len(output) - EXAMPLE_LINES + 1} more lines ({VERBOSE_HINT})"]
+        lines += output
+    return lines
 
 
 def _title(test: TestResult, paint) -> str:

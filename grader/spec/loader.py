@@ -11,7 +11,7 @@ from ..paths import SPECS_DIR
 from ..registry import spec_fields, spec_kinds
 from ..results import VISIBILITIES
 from .errors import SpecError
-from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, Spec
+from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, ShrinkPolicy, Spec
 from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
 
 _TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
@@ -185,5 +185,34 @@ def _random(node: Any, parent: dict, file: str) -> RandomPolicy | None:
     if "count" not in node:
         raise SpecError(file, line_of(node), "random.count", "missing: how many random cases to generate")
     count = _number(node, "count", int, file, "random.count")
-    params = {k: v for k, v in node.items() if k != "count"}
-    return RandomPolicy(count=count, params=params, line=line_of(parent, "random"))
+    params = {k: v for k, v in node.items() if k not in ("count", "shrink", "reveal_counterexample")}
+    return RandomPolicy(count=count, params=params, line=line_of(parent, "random"), shrink=_shrink(node, file))
+
+
+def _shrink(node: dict, file: str) -> ShrinkPolicy:
+    """`random.shrink: {calls, seconds}` and `random.reveal_counterexample` (both optional)."""
+    values: dict[str, Any] = {}
+    budget = node.get("shrink")
+    if budget is not None:
+        if not isinstance(budget, dict):
+            raise SpecError(
+                file, line_of(node, "shrink"), "random.shrink", "must be a mapping {calls: N, seconds: S}"
+            )
+        for key in budget:
+            if key not in ("calls", "seconds"):
+                raise SpecError(
+                    file, line_of(budget, key), f"random.shrink.{key}", "unknown field; expected calls or seconds"
+                )
+            kind = int if key == "calls" else float
+            values[key] = _number(budget, key, kind, file, f"random.shrink.{key}")
+    if "reveal_counterexample" in node:
+        reveal = node["reveal_counterexample"]
+        if not isinstance(reveal, bool):
+            raise SpecError(
+                file,
+                line_of(node, "reveal_counterexample"),
+                "random.reveal_counterexample",
+                f"must be true or false, got {reveal!r}",
+            )
+        values["reveal"] = reveal
+    return ShrinkPolicy(**values)

@@ -44,12 +44,28 @@ class CheckPolicy:
 
 
 @dataclass(frozen=True)
+class ShrinkPolicy:
+    """The smallest failing case (grader/counterexamples.py): when a random case fails, the
+    grader tries smaller cases, at most `calls` requests to the student's process and
+    `seconds` of its CPU time in all (0 calls: never); `reveal`: the smallest one found is
+    shown to students even when the random tests are hidden (it is a small case made from
+    the hidden one, not the hidden one)."""
+
+    calls: int = 40
+    seconds: float = 20.0
+    reveal: bool = True
+
+
+@dataclass(frozen=True)
 class RandomPolicy:
-    """Hidden generated cases: how many, how they are built (lab-specific `params`)."""
+    """Hidden generated cases: how many, how they are built (lab-specific `params`), and how
+    a failing one is shrunk (`shrink`: the spec's `random.shrink` and
+    `random.reveal_counterexample`)."""
 
     count: int
     params: dict[str, Any]
     line: int | None = None
+    shrink: ShrinkPolicy = ShrinkPolicy()
 
 
 @dataclass

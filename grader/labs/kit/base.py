@@ -11,7 +11,7 @@ the hints of the classic bugs it diagnoses and the picture reports draw for its 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -64,6 +64,23 @@ class CasePlan:
     # Work the judge will need that doesn't depend on the answers (a random case's reference
     # search): run on the judging thread from the start, while the student's process loads.
     prepare: Callable[[], object] | None = None
+    # A random case that can be made smaller when the student's search fails it (the
+    # smallest failing case, grader/counterexamples.py); None: it can't.
+    shrink: Shrinkable | None = None
+
+
+@dataclass(frozen=True)
+class Shrinkable:
+    """How a random case is made smaller. `size`: its measures, most important first
+    (nodes, empty cells, then values, depth...), compared as a tuple: every candidate is
+    smaller, so shrinking ends. `smaller()`: candidate cases, each a plan of the same shape
+    (a request of inputs only, the same `random` judge) with a `shrink` of its own, in the
+    order they are tried (the biggest cut first); a pure function of the case, so the same
+    submission shrinks to the same example. `text`: the size in words ("a tree of 7 nodes")."""
+
+    size: tuple[int, ...]
+    text: str
+    smaller: Callable[[], Iterable[CasePlan]]
 
 
 class LabCase(Protocol):

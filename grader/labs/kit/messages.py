@@ -4,6 +4,7 @@ got no answer, and the roll-up of a random case's verdicts into one."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...checks import Verdict
@@ -35,7 +36,8 @@ def roll_up(
     failing messages (`tag_kinds`: each prefixed with the kinds it failed; `dedupe`: an
     error that fails several kinds alike is said once), the classic bugs named by any of
     them, their direction hints (each once), `suffix` (what the case was), and `details`
-    (default: the first failing verdict's picture)."""
+    (default: the first failing verdict's picture). The failing kinds are the verdict's
+    `parts`, in the order of `verdicts`."""
     failing: dict[str, list[str]] = {}
     messages: list[str] = []
     for kind, verdict in verdicts.items():
@@ -55,4 +57,5 @@ def roll_up(
         if details is not None
         else next((v.details for v in verdicts.values() if not v.passed and v.details), None)
     )
-    return Verdict.fail(text + suffix, bugs, "\n".join(hints)).with_details(drawn)
+    parts = tuple(kind for kind, verdict in verdicts.items() if not verdict.passed)
+    return replace(Verdict.fail(text + suffix, bugs, "\n".join(hints)), parts=parts).with_details(drawn)

@@ -10,8 +10,9 @@ from reference.trees import GameTree
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import show_call
-from ..kit import CasePlan, Judgement
+from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import roll_up
+from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
 from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, root_call
 from .judges import judge_bounds, judge_search
 
@@ -55,10 +56,22 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
 
 
 def random_plan(number: int, tree: GameTree) -> CasePlan:
+    return tree_random_plan(f"random {number}", tree)
+
+
+def tree_random_plan(name: str, tree: GameTree, request_id: str | None = None) -> CasePlan:
+    """A random tree's request and judge; it shrinks to smaller trees (each its own plan,
+    its request named after the case it came from)."""
     result = alphabeta(tree)
     search = SearchCase(tree, result.value, result.nodes, tuple(result.trace.order), ("value", "pruned"))
-    name = f"random {number}"
-    return CasePlan(name, tree_request(name, tree, [root_call(tree)]), ("random",), partial(judge_random, case=search))
+    asked = request_id or name
+    return CasePlan(
+        name,
+        tree_request(asked, tree, [root_call(tree)]),
+        ("random",),
+        partial(judge_random, case=search),
+        shrink=Shrinkable(tree_size(tree), tree_text(tree), lambda: (tree_random_plan(name, t, f"{name}/smaller") for t in smaller_trees(tree))),
+    )
 
 
 def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
