@@ -74,7 +74,9 @@ def random_failure(judgement: Judgement) -> Verdict | None:
     return verdict if verdict is not None and not verdict.passed and verdict.parts else None
 
 
-def shrink_all(judged: list[tuple[CasePlan, Judgement]], run: Run, policy: ShrinkPolicy, cpu: Callable[[], float]) -> dict[int, Shrunk]:
+def shrink_all(
+    judged: list[tuple[CasePlan, Judgement]], run: Run, policy: ShrinkPolicy, cpu: Callable[[], float]
+) -> dict[int, Shrunk]:
     """Shrink the failed random cases of `judged` (index -> what was found), the first one
     that fails each check only (a second failure of the same check would shrink to much the
     same case), within one budget for the whole submission."""

@@ -25,7 +25,6 @@ LOAD_NOTES_SHOWN = 5
 ONE_LINE_CHARS = 110
 VERBOSE_HINT = "--verbose shows everything"
 MIN_BLOCK = 6  # a blank line, the title and 4 lines of output: less than that is a one-liner
-EXAMPLE_LINES = 9  # the first smallest failing case's output, cut (--verbose shows it all)
 
 
 def summary(report: GradeReport, show_hidden: bool = False, color: bool = False, verbose: bool = False) -> str:
@@ -69,16 +68,22 @@ def summary(report: GradeReport, show_hidden: bool = False, color: bool = False,
 
 
 def _examples(examples: list[Counterexample], paint, verbose: bool) -> list[str]:
-    """The smallest failing cases: the first in full (cut to EXAMPLE_LINES lines of output
-    unless `verbose`), the others by their headline."""
+    """The smallest failing cases: `verbose`, each in full; else the first one's headline,
+    where the searches part (its output's first line) and its likely cause, and how many
+    more there are."""
     lines: list[str] = []
     for number, example in enumerate(examples):
-        lines += ["", paint(visible_controls(example.headline), "1")]
         if number and not verbose:
-            continue
+            more = len(examples) - 1
+            lines.append(f"… and {more} more smallest failing case{'s' if more > 1 else ''} ({VERBOSE_HINT})")
+            break
+        lines += ["", paint(visible_controls(example.headline), "1")]
         output = textwrap.indent(visible_controls(example.output), "    ").splitlines()
-        if not verbose and len(output) > EXAMPLE_LINES:
-            output = output[: EXAMPLE_LINES - 1] + [f"    … {len(output) - EXAMPLE_LINES + 1} more lines ({VERBOSE_HINT})"]
+        if not verbose:
+            cause = len(example.cause.splitlines()) if example.cause else 0
+            kept = output[: 1 + min(cause, 1)]
+            rest = len(output) - len(kept)
+            output = kept + ([f"    … the case in full: {VERBOSE_HINT}, or the HTML report"] if rest else [])
         lines += output
     return lines
 

@@ -195,9 +195,7 @@ def _shrink(node: dict, file: str) -> ShrinkPolicy:
     budget = node.get("shrink")
     if budget is not None:
         if not isinstance(budget, dict):
-            raise SpecError(
-                file, line_of(node, "shrink"), "random.shrink", "must be a mapping {calls: N, seconds: S}"
-            )
+            raise SpecError(file, line_of(node, "shrink"), "random.shrink", "must be a mapping {calls: N, seconds: S}")
         for key in budget:
             if key not in ("calls", "seconds"):
                 raise SpecError(

@@ -18,6 +18,11 @@ def answer(calls: Sequence[Any], index: int = 0) -> dict:
     return calls[index] if index < len(calls) and isinstance(calls[index], dict) else NO_ANSWER
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1: "1 empty cell", "7 empty cells"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def mismatch(path: str, line: int | None, field: str, stored: Any, computed: Any, note: str = "") -> str:
     """One line of `abgrade specs verify`: a stored expectation the reference disagrees with."""
     return f"{path}:{line}: {field}: stored {stored!r}, the reference computes {computed!r}{note}"

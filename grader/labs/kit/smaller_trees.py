@@ -13,6 +13,8 @@ from reference.random_trees import level_letters
 from reference.tree_search import true_value
 from reference.trees import GameTree, Number
 
+from .messages import counted
+
 
 def tree_size(tree: GameTree) -> tuple[int, int]:
     """(nodes, the sum of the leaves' magnitudes rounded up): fewer nodes first, then
@@ -21,8 +23,7 @@ def tree_size(tree: GameTree) -> tuple[int, int]:
 
 
 def tree_text(tree: GameTree) -> str:
-    nodes = len(tree)
-    return f"a tree of {nodes} node{'s' if nodes != 1 else ''}"
+    return f"a tree of {counted(len(tree), 'node')}"
 
 
 def smaller_trees(tree: GameTree) -> Iterator[GameTree]:

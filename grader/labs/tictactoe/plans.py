@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 
+import numpy as np
+
 from reference.tictactoe import (
+    format_board,
     game_over,
+    get_childs,
     parse_board,
 )
 from reference.tictactoe_search import (
@@ -13,7 +18,8 @@ from reference.tictactoe_search import (
 )
 
 from ...checks.bounds import BoundProbe
-from ..kit import CasePlan
+from ..kit import CasePlan, Shrinkable
+from ..kit.messages import counted
 from .cases import (
     BOUND_SEARCHES,
     MINIMAX_KINDS,
@@ -62,9 +68,13 @@ def windows_case(position: Position, values: dict[str, int]) -> WindowsCase:
 
 
 def random_plan(number: int, position: Position, finished: str) -> CasePlan:
+    return position_random_plan(f"random {number}", position, finished)
+
+
+def position_random_plan(name: str, position: Position, finished: str, request_id: str | None = None) -> CasePlan:
     """One hidden position, judged on everything at once: game_over there and at a finished
-    board reached from it, minimax's score, count, expansions and move, and the bounds."""
-    name = f"random {number}"
+    board reached from it, minimax's score, count, expansions and move, and the bounds. It
+    shrinks to the unfinished positions one move later (fewer empty cells)."""
     expected = reference_expectations(position)
     boards = (position.board, finished)
     game_over_case = GameOverBoards(boards, tuple(game_over(parse_board(b)) for b in boards))
@@ -72,7 +82,33 @@ def random_plan(number: int, position: Position, finished: str) -> CasePlan:
     windows = windows_case(position, expected.bound_values)
     calls = [{"function": "game_over", "board": b} for b in boards] + [search.call, *windows.calls]
     case = RandomCase(game_over_case, search, windows)
-    return CasePlan(name, {"id": name, "calls": calls}, ("random",), partial(judge_random, case=case))
+    empty = position.board.count(".")
+    return CasePlan(
+        name,
+        {"id": request_id or name, "calls": calls},
+        ("random",),
+        partial(judge_random, case=case),
+        shrink=Shrinkable(
+            (empty,), f"a position with {counted(empty, 'empty cell')}", lambda: _smaller(name, position)
+        ),
+    )
+
+
+def _smaller(name: str, position: Position) -> Iterator[CasePlan]:
+    """The unfinished positions after one move of the player to move, cells in row-major
+    order, each with the finished board that playing the first empty cell reaches."""
+    for child in position.children():
+        board = parse_board(child)
+        if not game_over(board)[0]:
+            smaller = Position(child, -position.player)
+            yield position_random_plan(name, smaller, _played_out(board, smaller.player), f"{name}/smaller")
+
+
+def _played_out(board: np.ndarray, player: int) -> str:
+    """The finished board reached by playing the first empty cell, turn after turn."""
+    while not game_over(board)[0]:
+        board, player = get_childs(board, player)[0], -player
+    return format_board(board)
 
 
 def game_over_plans(case: GameOverCase) -> list[CasePlan]:

@@ -70,7 +70,11 @@ def tree_random_plan(name: str, tree: GameTree, request_id: str | None = None) -
         tree_request(asked, tree, [root_call(tree)]),
         ("random",),
         partial(judge_random, case=search),
-        shrink=Shrinkable(tree_size(tree), tree_text(tree), lambda: (tree_random_plan(name, t, f"{name}/smaller") for t in smaller_trees(tree))),
+        shrink=Shrinkable(
+            tree_size(tree),
+            tree_text(tree),
+            lambda: (tree_random_plan(name, t, f"{name}/smaller") for t in smaller_trees(tree)),
+        ),
     )
 
 
