@@ -159,7 +159,10 @@ def test_deepening_past_a_decided_value_is_said(lab, spec):
 # fixture -> (a fixed case it now fails, what its output says)
 COVERAGE = {
     "bug_heuristic_on_finished": ("horizon-win: value", "returned 0.3548387096774194; the depth-limited value is 1."),
-    "bug_no_singular_extension": ("single-move-draw: value", "returned 0.16666666666666666; the depth-limited value is 0."),
+    "bug_no_singular_extension": (
+        "single-move-draw: value",
+        "returned 0.16666666666666666; the depth-limited value is 0.",
+    ),
     "bug_deepening_ignores_time": ("choice-in-time: choice", "was stopped by the grader"),
     "bug_best_move_pair": ("choice-one-move: choice", "Its value is (1, 1); the position's value at limit 1 is 1."),
 }
