@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import SPECS_DIR
-from ..registry import spec_fields, spec_kinds
+from ..registry import spec_conventions, spec_fields, spec_kinds
 from ..results import VISIBILITIES
 from .errors import SpecError
-from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, ShrinkPolicy, Spec
+from .model import CUTOFFS, MIN_MEMORY_MB, RETURNS, CheckPolicy, Conventions, Limits, RandomPolicy, ShrinkPolicy, Spec
 from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
 
-_TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
+_TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random", "conventions"}
 _LIMIT_FIELDS = {
     "case_seconds": float,
     "cell_seconds": float,
@@ -65,13 +65,15 @@ def load_spec(path: str | Path) -> Spec:
         cases=list(cases),
         random=_random(raw.get("random"), raw, shown),
         raw=raw,
+        conventions=_conventions(raw.get("conventions"), raw, shown),
     )
 
 
 def _shown(path: Path) -> str:
-    """A path the user gave is shown as given; a bundled spec relative to the working
-    folder when it is inside it (`specs/tree.yaml`, not a long absolute path)."""
-    if path.parent != SPECS_DIR:
+    """A path the user gave is shown as given; a bundled spec (or a shipped example)
+    relative to the working folder when it is inside it (`specs/tree.yaml`, not a long
+    absolute path)."""
+    if not path.is_absolute() or not path.resolve().is_relative_to(SPECS_DIR):
         return str(path)
     try:
         return str(path.relative_to(Path.cwd()))
@@ -214,3 +216,42 @@ def _shrink(node: dict, file: str) -> ShrinkPolicy:
             )
         values["reveal"] = reveal
     return ShrinkPolicy(**values)
+
+
+def _conventions(node: Any, parent: dict, file: str) -> Conventions:
+    """`conventions: {cutoff: inclusive | strict, returns: [fail-soft, fail-hard]}`, each
+    one the spec's lab takes (a lab declares which: Lab.conventions)."""
+    if node is None:
+        return Conventions()
+    lab = str(parent.get("lab"))
+    taken = spec_conventions(lab)
+    if not isinstance(node, dict):
+        raise SpecError(file, line_of(parent, "conventions"), "conventions", "must be a mapping, e.g. {cutoff: strict}")
+    values: dict[str, Any] = {}
+    for key, value in node.items():
+        where = f"conventions.{key}"
+        if key not in ("cutoff", "returns"):
+            raise SpecError(file, line_of(node, key), where, "unknown convention; expected cutoff or returns")
+        if key not in taken:
+            said = f"the {lab} lab takes {', '.join(sorted(taken))}" if taken else f"the {lab} lab takes none"
+            raise SpecError(file, line_of(node, key), where, f"not a convention of this lab ({said}; DESIGN.md)")
+        if key == "cutoff":
+            if value not in CUTOFFS:
+                raise SpecError(
+                    file,
+                    line_of(node, key),
+                    where,
+                    f"must be inclusive (prune when alpha >= beta) or strict (only when alpha > beta), got {value!r}",
+                )
+            values["cutoff"] = value
+        else:
+            listed = [value] if isinstance(value, str) else value
+            if not isinstance(listed, list) or not listed or any(v not in RETURNS for v in listed):
+                raise SpecError(
+                    file,
+                    line_of(node, key),
+                    where,
+                    f"must list what counts as correct: fail-soft, fail-hard or both, got {value!r}",
+                )
+            values["returns"] = frozenset(listed)
+    return Conventions(**values)

@@ -68,6 +68,36 @@ class RandomPolicy:
     shrink: ShrinkPolicy = ShrinkPolicy()
 
 
+CUTOFFS = ("inclusive", "strict")
+RETURNS = ("fail-soft", "fail-hard")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The course's conventions (the spec's `conventions:`), which the reference, the stored
+    expectations, the accepted variants and the diagnoses follow. `cutoff`: "inclusive"
+    prunes as soon as alpha >= beta (the default), "strict" only when alpha > beta (the
+    CS188 way: never prune on equality). `returns`: what a search may return on a narrowed
+    window: both (the default: anything the bound specification allows), or only
+    "fail-soft" (the best value found, even outside the window) or only "fail-hard" (the
+    value clamped into the window)."""
+
+    cutoff: str = "inclusive"
+    returns: frozenset[str] = frozenset(RETURNS)
+
+    @property
+    def strict(self) -> bool:
+        return self.cutoff == "strict"
+
+    @property
+    def only(self) -> str | None:
+        """The one return convention that counts as correct, or None when both do."""
+        return next(iter(self.returns)) if len(self.returns) == 1 else None
+
+
+DEFAULT_CONVENTIONS = Conventions()
+
+
 @dataclass
 class Spec:
     lab: str
@@ -80,6 +110,7 @@ class Spec:
     cases: list[LineDict]
     random: RandomPolicy | None
     raw: LineDict = field(repr=False)
+    conventions: Conventions = DEFAULT_CONVENTIONS
 
     def error(self, container: Any, key: Any, field_name: str, problem: str) -> SpecError:
         """A SpecError pointing at `key` inside `container` (a parsed YAML node)."""

@@ -114,6 +114,9 @@ class Lab(ABC):
     # files a student's starting copy needs beside it, name -> text (a lab folder's game
     # module, which the student's code imports)
     student_files: ClassVar[Mapping[str, str]] = {}
+    # the conventions a spec of this lab may declare (`cutoff`, `returns`: spec.Conventions),
+    # which its reference, stored expectations, accepted variants and diagnoses follow
+    conventions: ClassVar[tuple[str, ...]] = ()
 
     def adopt(self, spec: Spec) -> Spec:
         """The spec as this lab grades with it (default: as read). A lab folder folds its
