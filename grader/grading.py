@@ -136,7 +136,8 @@ def _run_cases(
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, judgement))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
-        per_plan = [_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints) for plan, judgement in judged]
+        hints = lab.hints(spec)
+        per_plan = [_tests(spec, plan, judgement.verdicts, consistent, hints) for plan, judgement in judged]
         for tests in per_plan:
             report.tests.extend(tests)
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
@@ -177,7 +178,7 @@ def _add_counterexamples(
             for d in shrunk.verdict.diagnoses
             if (consistent is None or d in consistent) and (bugs is None or d in bugs)
         ]
-        output, cause = explained(shrunk.verdict, diagnoses, lab.bug_hints)
+        output, cause = explained(shrunk.verdict, diagnoses, lab.hints(spec))
         assert shrunk.plan.shrink is not None and shrunk.original.shrink is not None
         example = Counterexample(
             case=shrunk.original.case,

@@ -199,3 +199,14 @@ BUG_HINTS: dict[str, str] = {bug.name: bug.hint for bug in BUGS}
 DIAGNOSIS_HINTS: dict[str, str] = {**BUG_HINTS, HARDCODED_ANSWER.name: HARDCODED_ANSWER.hint}
 # the diagnoses of a course with other conventions (a strict cut-off): the mirrored bugs
 MIRRORED_HINTS: dict[str, str] = {INCLUSIVE_CUTOFF.name: INCLUSIVE_CUTOFF.hint}
+
+
+def hints_for(cutoff: str = ">=") -> dict[str, str]:
+    """Every diagnosis's hint in the words of a course that cuts off on `cutoff`: a strict
+    course's hints say "alpha > beta" where they name the cut-off."""
+    if cutoff == ">=":
+        return dict(DIAGNOSIS_HINTS)
+    return {
+        bug.name: bug.hint.replace("alpha >= beta", "alpha > beta") if bug.name != INCLUSIVE_CUTOFF.name else bug.hint
+        for bug in bugs_for(cutoff)
+    } | {HARDCODED_ANSWER.name: HARDCODED_ANSWER.hint}

@@ -124,6 +124,11 @@ class Lab(ABC):
         they change."""
         return spec
 
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        """The classic bugs' hints in the words of `spec`'s course (its conventions: a
+        strict course's "cut off when alpha > beta"); default: `bug_hints`."""
+        return self.bug_hints
+
     def picture(self, details: Mapping[str, Any]) -> str:
         """HTML (inline SVG) for a test's `details`; '' when the lab draws nothing."""
         return ""

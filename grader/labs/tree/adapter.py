@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reference.tree_bugs import DIAGNOSIS_HINTS, MIRRORED_HINTS
+from reference.tree_bugs import DIAGNOSIS_HINTS, MIRRORED_HINTS, hints_for
 
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
@@ -25,6 +25,9 @@ class TreeLab(Lab):
     bug_hints = {**DIAGNOSIS_HINTS, **MIRRORED_HINTS}  # a strict course's mirrored bug too
     observed_fields = {"reads": "labels"}
     conventions = ("cutoff", "returns")
+
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        return hints_for(">" if spec.conventions.strict else ">=")
 
     def cases(self, spec: Spec) -> list[TreeCase]:
         return read_cases(spec)
