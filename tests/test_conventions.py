@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.results import GradeReport
 from grader.spec import SpecError, load_spec, spec_path
@@ -37,14 +38,20 @@ def strict_spec():
     return load_spec(EXAMPLE)
 
 
-def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec):
-    assert strict_spec.conventions.strict and strict_spec.conventions.only is None
-    assert get_lab("tree").verify(strict_spec) == []
+@pytest.fixture(scope="module")
+def specs_verify() -> str:
+    """What a plain `abgrade specs verify` prints (it verifies the shipped examples too)."""
     shown = subprocess.run(
         [sys.executable, "-m", "grader", "specs", "verify"], cwd=PROJECT_DIR, capture_output=True, text=True
     )
     assert shown.returncode == 0, shown.stdout + shown.stderr
-    assert "specs/examples/tree-strict.yaml: ok (4 fixed cases)" in shown.stdout
+    return shown.stdout
+
+
+def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec, specs_verify):
+    assert strict_spec.conventions.strict and strict_spec.conventions.only is None
+    assert get_lab("tree").verify(strict_spec) == []
+    assert "specs/examples/tree-strict.yaml: ok (4 fixed cases)" in specs_verify
 
 
 def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec):
@@ -131,3 +138,54 @@ def test_a_lab_that_takes_no_conventions_says_so(tmp_path):
         load_spec(spec)
     assert "conventions.cutoff: not a convention of this lab (the nim lab takes none" in str(error.value)
     assert str(error.value).startswith(f"{spec}:")
+
+
+TICTACTOE_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tictactoe-strict.yaml"
+TICTACTOE = TESTS_DIR / "fixtures" / "tictactoe"
+
+
+@pytest.fixture(scope="module")
+def tictactoe_strict():
+    spec = load_spec(TICTACTOE_EXAMPLE)
+    assert spec.conventions.strict and get_lab("tictactoe").verify(spec) == []
+    return spec
+
+
+@pytest.fixture(scope="module")
+def grade_tictactoe(tictactoe_strict):
+    """`grade_tictactoe(name)`: a tic-tac-toe fixture graded once under the strict example."""
+    lab = get_lab("tictactoe")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(TICTACTOE / f"{name}.py", lab, tictactoe_strict, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_tictactoe_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/tictactoe-strict.yaml: ok" in specs_verify
+
+
+def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe):
+    report = grade_tictactoe("strict_course")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["correct_prints", "correct_fail_hard", "bug_strict_cutoff"])
+def test_a_tictactoe_search_that_cuts_off_on_equality_gets_the_mirrored_diagnosis(grade_tictactoe, name):
+    """The skeleton's `>=` / `<=` (both sides, or, for bug_strict_cutoff, the MIN side left)
+    is the strict course's bug: it prunes boards the course expands."""
+    report = grade_tictactoe(name)
+    assert failing_kinds(report) == {"nodes", "pruned", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"inclusive_cutoff"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "pruned" and not t.passed)
+    assert "Likely cause: You cut off as soon as maxUtility >= beta" in first, first
+    assert "strict_cutoff" not in str([t.tags for t in report.tests])
+
+
+def test_other_tictactoe_bugs_keep_their_names_under_the_strict_convention(grade_tictactoe):
+    report = grade_tictactoe("bug_no_pruning")
+    assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning"}, explain(report)
