@@ -189,3 +189,50 @@ def test_a_tictactoe_search_that_cuts_off_on_equality_gets_the_mirrored_diagnosi
 def test_other_tictactoe_bugs_keep_their_names_under_the_strict_convention(grade_tictactoe):
     report = grade_tictactoe("bug_no_pruning")
     assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning"}, explain(report)
+
+
+AGENTS_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "agents-strict.yaml"
+AGENTS = TESTS_DIR / "fixtures" / "agents"
+
+
+@pytest.fixture(scope="module")
+def grade_agents():
+    """`grade_agents(name)`: an agents fixture graded once under the strict example."""
+    spec = load_spec(AGENTS_EXAMPLE)
+    assert spec.conventions.strict and get_lab("agents").verify(spec) == []
+    lab = get_lab("agents")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(AGENTS / f"{name}.py", lab, spec, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_agents_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/agents-strict.yaml: ok" in specs_verify
+
+
+def test_the_chapters_prose_cutoff_gets_full_marks_under_the_strict_convention(grade_agents):
+    """bug_strict_cutoff cuts off only when alpha > -beta: the bundled spec's bug, this course's way."""
+    report = grade_agents("bug_strict_cutoff")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["correct_chapter", "correct_inf_bounds"])
+def test_the_chapters_code_gets_the_mirrored_diagnosis_under_the_strict_convention(grade_agents, name):
+    report = grade_agents(name)
+    assert failing_kinds(report) == {"nodes", "speedup", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"inclusive_cutoff"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "cut-off when alpha > -beta" in first and "Likely cause: You cut off as soon as alpha >= -beta" in first
+    assert "strict_cutoff" not in str([t.tags for t in report.tests])
+
+
+def test_other_agents_bugs_are_replayed_on_the_strict_search(grade_agents):
+    report = grade_agents("bug_no_pruning")
+    assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning", "bounds_never_updated"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "as soon as alpha > -beta" in first, first

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
-from reference.agents import decide, optimal_actions, run_payoff
+from reference.agents import course_variant, decide, optimal_actions, run_payoff
 
 from ...spec import Spec
 from ..kit import CasePlan, Judgement, Shrinkable
@@ -36,11 +36,11 @@ def random_positions(spec: Spec, seed: int) -> list[Position]:
         game = "ttt" if index % 2 == 0 else "conn"
         low, high = settings[f"{game}_moves"]
         depth = r.randint(*settings["conn_depth"]) if game == "conn" else None
-        positions.append(_walk(r, game, r.randint(low, high), depth))
+        positions.append(_walk(r, game, r.randint(low, high), depth, spec.conventions.strict))
     return positions
 
 
-def _walk(r, game: str, length: int, depth: int | None) -> Position:
+def _walk(r, game: str, length: int, depth: int | None, strict: bool = False) -> Position:
     """Random legal moves from the start; a walk that ends the game starts again."""
     while True:
         env = GAMES[game]()
@@ -52,7 +52,7 @@ def _walk(r, game: str, length: int, depth: int | None) -> Position:
             env._play(move)
             moves.append(move)
         if not env.done:
-            return Position(game, tuple(moves), depth)
+            return Position(game, tuple(moves), depth, strict)
 
 
 def random_matches(spec: Spec, seed: int) -> list[Match]:
@@ -78,11 +78,12 @@ def random_position_plan(name: str, position: Position, seed: int, request_id: s
     (fewer empty cells) and, at Connect Four, to a shallower search; the agent's `random`
     keeps the case's seed."""
     reward, done = position.search_args(-2, -2)[:2]
-    search = run_payoff(position.env(), reward, done, -2, -2, position.depth)
+    course = course_variant(position.strict)
+    search = run_payoff(position.env(), reward, done, -2, -2, position.depth, course)
     expect = {
         "payoff": search.result,
         "steps": search.steps,
-        "agent_steps": decide(position.env(), position.depth).steps,
+        "agent_steps": decide(position.env(), position.depth, course).steps,
         "optimal": sorted(optimal_actions(position.env(), position.depth)),
     }
     (main,) = position_plans(name, position, ("value", "nodes", "choice"), expect, seed=seed)
@@ -122,9 +123,9 @@ def smaller_positions(position: Position) -> Iterator[Position]:
     """A shallower search first (Connect Four, down to depth 1), then every move of
     `validinputs` that doesn't end the game."""
     if position.depth is not None and position.depth > 1:
-        yield Position(position.game, position.moves, position.depth - 1)
+        yield position.moved(depth=position.depth - 1)
     for move in position.env().validinputs:
-        later = Position(position.game, (*position.moves, move), position.depth)
+        later = position.moved(move)
         if not later.finished:
             yield later
 
