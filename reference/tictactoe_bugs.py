@@ -101,7 +101,7 @@ BUG_HINTS: dict[str, str] = {bug.name: bug.hint for bug in BUGS}
 STRICT_RULES = Rules(strict_cutoff=BOTH)
 INCLUSIVE_CUTOFF = Bug(
     "inclusive_cutoff",
-    "You cut off as soon as maxUtility >= beta (minUtility <= alpha); this course cuts off only when "
+    "You cut off as soon as maxUtility >= beta (minUtility <= alpha); this course only when "
     "maxUtility > beta (minUtility < alpha).",
     (Rules(strict_cutoff=frozenset({"min"})), Rules(strict_cutoff=frozenset({"max"})), Rules()),
 )

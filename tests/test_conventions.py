@@ -236,3 +236,45 @@ def test_other_agents_bugs_are_replayed_on_the_strict_search(grade_agents):
     assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning", "bounds_never_updated"}, explain(report)
     first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
     assert "as soon as alpha > -beta" in first, first
+
+
+NEGAMAX_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "negamax-strict.yaml"
+NEGAMAX = TESTS_DIR / "fixtures" / "negamax"
+
+
+@pytest.fixture(scope="module")
+def grade_negamax():
+    """`grade_negamax(name)`: a negamax fixture graded once under the strict example."""
+    spec = load_spec(NEGAMAX_EXAMPLE)
+    assert spec.conventions.strict and get_lab("negamax").verify(spec) == []
+    lab = get_lab("negamax")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(NEGAMAX / f"{name}.py", lab, spec, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_negamax_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/negamax-strict.yaml: ok" in specs_verify
+
+
+def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax):
+    report = grade_negamax("strict_cutoff")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["course", "fail_hard"])
+def test_the_course_code_loses_counts_under_the_strict_convention_and_is_told_the_courses_cutoff(grade_negamax, name):
+    """Its values, moves and bounds are right; its counts are an inclusive cut-off's. (The
+    negamax lab diagnoses sign errors only, so there is no cut-off bug to mirror: the
+    direction hint names the course's cut-off.)"""
+    report = grade_negamax(name)
+    assert failing_kinds(report) == {"nodes", "random"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "cut off only when val > beta" in first, first
+    ties = next(t.output for t in report.tests if t.name == "tree-ties: nodes")
+    assert "it stops at a finished successor worth exactly beta" in ties, ties

@@ -6,6 +6,7 @@ configured anew), unfinished, so every call of the random case still makes sense
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from reference.games import load_game
 from reference.trees import GameTree
@@ -39,7 +40,7 @@ def smaller_positions(position: Position) -> Iterator[Position]:
     if game.name == "tictactoe":
         for state in game.next_states(position.state, position.player):
             if not game.finished(state):
-                yield Position(game, state, game.other(position.player))
+                yield replace(position, state=state, player=game.other(position.player))
     elif game.name == "nim":
         yield from _smaller_nim(position)
     elif game.name == "tree":
@@ -47,7 +48,7 @@ def smaller_positions(position: Position) -> Iterator[Position]:
             if not tree.is_leaf(tree.root):  # a finished root has no move for best_move
                 graph, leaves = tree.to_mapping()
                 smaller = load_game("tree", graph=graph, terminal_nodes=leaves, root=tree.root)
-                yield Position(smaller, smaller.start, position.player)
+                yield replace(position, game=smaller, state=smaller.start)
 
 
 def _tree(position: Position) -> GameTree:
@@ -63,4 +64,4 @@ def _smaller_nim(position: Position) -> Iterator[Position]:
     for shape in dict.fromkeys(shapes):
         if any(shape):
             game = load_game("nim", heaps=list(shape))
-            yield Position(game, (tuple(shape), to_move), position.player)
+            yield replace(position, game=game, state=(tuple(shape), to_move))
