@@ -5,6 +5,7 @@ a spec error naming the file and the line."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.results import GradeReport
-from grader.spec import SpecError, load_spec, spec_path
+from grader.spec import Conventions, SpecError, load_spec, spec_path
 
 from .conftest import PROJECT_DIR, TESTS_DIR
 
@@ -278,3 +279,22 @@ def test_the_course_code_loses_counts_under_the_strict_convention_and_is_told_th
     assert "cut off only when val > beta" in first, first
     ties = next(t.output for t in report.tests if t.name == "tree-ties: nodes")
     assert "it stops at a finished successor worth exactly beta" in ties, ties
+
+
+@pytest.mark.parametrize(
+    ("returns", "passes", "fails"),
+    [("fail-hard", "correct_fail_hard", "correct_prints"), ("fail-soft", "correct_prints", "correct_fail_hard")],
+)
+def test_one_return_convention_at_tictactoe_counts_only_that_one(returns, passes, fails):
+    """The bundled tic-tac-toe spec (its large positions left out) with `returns: [...]`:
+    the bounds windows demand exactly that convention's result."""
+    bundled = load_spec(spec_path("tictactoe"))
+    small = [c for c in bundled.cases if c["name"] not in ("empty-board", "course-second-move", "x-answers-corner")]
+    spec = dataclasses.replace(bundled, cases=small, conventions=Conventions(returns=frozenset({returns})))
+    lab = get_lab("tictactoe")
+    good = grade_submission(TICTACTOE / f"{passes}.py", lab, spec, seed=1)
+    assert good.score == good.max_score, explain(good)
+    bad = grade_submission(TICTACTOE / f"{fails}.py", lab, spec, seed=1)
+    assert failing_kinds(bad) == {"bounds", "random"}, explain(bad)
+    first = next(t.output for t in bad.tests if t.kind == "bounds" and not t.passed)
+    assert f"this course's searches {returns.replace('-', ' ')} (the spec's conventions)" in first, first
