@@ -13,6 +13,7 @@ from .checks import Verdict
 from .checks.cause import explained
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
+from .counterexample import Counterexample, attach
 from .labs import CasePlan, Judgement, Lab
 from .labs.kit.observations import STUDENT_CPU
 from .observations import sanitize_call, sanitize_load
@@ -21,6 +22,7 @@ from .sandbox.channel import WorkerFailure
 from .sandbox.opening import open_session
 from .sandbox.session import Session
 from .seeding import Seed, spec_seed
+from .shrinking import shrink_all
 from .source_encoding import SAMPLE_BYTES, resave_advice, wide_encoding
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
@@ -143,14 +145,65 @@ def _run_cases(
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, judgement))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
-        for plan, judgement in judged:
-            report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
+        hints = lab.hints(spec)
+        per_plan = [_tests(spec, plan, judgement.verdicts, consistent, hints) for plan, judgement in judged]
+        for tests in per_plan:
+            report.tests.extend(tests)
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
+        if spec.random is not None:  # after every graded case: shrinking changes no score
+            _add_counterexamples(session, lab, spec, judged, per_plan, consistent)
         session.close()
         report.student_output = _student_output(session.output)
         if public is not None:
             withheld = len(session.output) > len(public)
             report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
+
+
+def _add_counterexamples(
+    session: Session,
+    lab: Lab,
+    spec: Spec,
+    judged: list[tuple[CasePlan, Judgement]],
+    per_plan: list[list[TestResult]],
+    consistent: frozenset[str] | None,
+) -> None:
+    """The smallest failing case of each failed random case that can shrink, kept with its
+    random test (grader/shrinking.py, grader/counterexample.py)."""
+    assert spec.random is not None
+    policy = spec.random.shrink
+
+    def run(plan: CasePlan, seconds: float) -> Judgement | WorkerFailure:
+        timeout = max(0.01, min(spec.limits.case_seconds, seconds))
+        reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request, timeout)
+        return reply if isinstance(reply, WorkerFailure) else _sanitize_and_judge(lab, plan, reply)[1]
+
+    for index, shrunk in shrink_all(judged, run, policy, session.cpu_used).items():
+        test = next((t for t in per_plan[index] if t.kind == "random"), None)
+        if test is None:
+            continue
+        bugs = shrunk.judgement.bugs()
+        diagnoses = [
+            d
+            for d in shrunk.verdict.diagnoses
+            if (consistent is None or d in consistent) and (bugs is None or d in bugs)
+        ]
+        output, cause = explained(shrunk.verdict, diagnoses, lab.hints(spec))
+        assert shrunk.plan.shrink is not None and shrunk.original.shrink is not None
+        example = Counterexample(
+            case=shrunk.original.case,
+            check=shrunk.check,
+            text=shrunk.plan.shrink.text,
+            original_text=shrunk.original.shrink.text,
+            size=shrunk.plan.shrink.size,
+            original_size=shrunk.original.shrink.size,
+            output=output,
+            cause=cause,
+            details=shrunk.verdict.details,
+            calls=shrunk.calls,
+            stopped=shrunk.stopped,
+            revealed=policy.reveal,
+        )
+        attach(test, example)
 
 
 def _sanitize_and_judge(lab: Lab, plan: CasePlan, reply: dict | list[dict]) -> tuple[list[dict], Judgement]:

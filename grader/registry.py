@@ -134,3 +134,10 @@ def spec_fields(lab: str) -> tuple[str, ...]:
     spec lists its accepted `variants`)."""
     found = find(lab)
     return tuple(getattr(found, "spec_fields", ())) if found is not None else ()
+
+
+def spec_conventions(lab: str) -> tuple[str, ...]:
+    """The conventions (`cutoff`, `returns`) a spec of `lab` may declare: the lab's own
+    declaration (Lab.conventions); none for a lab that is not known."""
+    found = find(lab)
+    return tuple(getattr(found, "conventions", ())) if found is not None else ()

@@ -15,7 +15,9 @@ counts are the ones a correct submission produces:
   second player's; `None` stands for the sentinel -2, below every payoff. The mover's best
   payoff starts at its own bound, is replaced only by a strictly better move, which also
   raises the mover's bound, and the loop over `env.validinputs` (each move on a
-  `deepcopy`) stops as soon as `alpha >= -beta`, tested after every move.
+  `deepcopy`) stops as soon as `alpha >= -beta`, tested after every move (a course that
+  cuts off only when `alpha > -beta`, a spec's `conventions: {cutoff: strict}`, has
+  `STRICT_CHAPTER` as its reference and `bugs_for(strict=True)` as its classic bugs).
 - `minimax_ttt(env)` / `minimax_conn(env, depth=3)`: the first move in `validinputs` that
   wins at once is taken at once; otherwise every move is searched with fresh bounds
   (-2, -2) (at Connect Four with the same `depth`, so the agent looks `depth + 1` moves
@@ -75,7 +77,7 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -88,7 +90,11 @@ CUTOFFS = {
     ">=-": lambda alpha, beta: alpha >= -beta,  # the chapter's code
     ">-": lambda alpha, beta: alpha > -beta,  # the chapter's prose: equal bounds go on
     ">=": lambda alpha, beta: alpha >= beta,  # the opponent's bound not negated
+    ">": lambda alpha, beta: alpha > beta,  # ... in a course that cuts off only past the bound
 }
+# a course that cuts off only past the bound (`conventions: {cutoff: strict}`): each cut-off
+# in the strict course's words
+STRICT_CUTOFFS = {">=-": ">-", ">=": ">", ">-": ">-", ">": ">"}
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,44 @@ BUGS: tuple[Variant, ...] = (
     ),
 )
 VARIANTS: dict[str, Variant] = {variant.name: variant for variant in (CHAPTER, *BUGS)}
+
+# The chapter's code cuts off as soon as alpha >= -beta; a course that cuts off only when
+# alpha > -beta (the chapter's prose, and `conventions: {cutoff: strict}` in a spec) has that
+# search as its reference, every other bug made on it, and the chapter's code as its bug.
+STRICT_CHAPTER = replace(CHAPTER, cutoff=">-")
+INCLUSIVE_CUTOFF = Variant(
+    "inclusive_cutoff",
+    cutoff=">=-",
+    hint="You cut off as soon as alpha >= -beta; this course cuts off only when alpha > -beta: equal bounds go on.",
+    fails=("nodes", "speedup"),
+)
+
+
+def course_variant(strict: bool = False) -> Variant:
+    """The reference's search in a course that cuts off on equality or (`strict`) only past it."""
+    return STRICT_CHAPTER if strict else CHAPTER
+
+
+def _strict_words(hint: str) -> str:
+    return hint.replace("alpha >= -beta", "alpha > -beta").replace("alpha >= beta", "alpha > beta")
+
+
+def bugs_for(strict: bool = False) -> tuple[Variant, ...]:
+    """The classic bugs of a course that cuts off on equality (BUGS) or only past the bound
+    (`strict`): every other bug made on the strict search, the cut-off bug mirrored."""
+    if not strict:
+        return BUGS
+    return tuple(
+        INCLUSIVE_CUTOFF
+        if bug.name == "strict_cutoff"
+        else replace(bug, cutoff=STRICT_CUTOFFS[bug.cutoff], hint=_strict_words(bug.hint))
+        for bug in BUGS
+    )
+
+
+def hints_for(strict: bool = False) -> dict[str, str]:
+    """Every classic bug's hint in the words of the course's cut-off."""
+    return {bug.name: bug.hint for bug in bugs_for(strict)}
 
 
 # --- the searches ----------------------------------------------------------------------

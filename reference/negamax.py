@@ -133,10 +133,12 @@ def alphabeta_value(
     *,
     fail: Fail = "soft",
     start: float | None = None,
+    strict: bool = False,
 ) -> SearchResult:
     """The course's alpha-beta: `value` counts the call and delegates to
     `alphaBeta`, which recurses through `value` with the window negated and
-    swapped, and cuts off as soon as `val >= beta`.
+    swapped, and cuts off as soon as `val >= beta` (`strict`: only when
+    `val > beta`, a course's `conventions: {cutoff: strict}`).
 
     `fail="soft"` is the course's code as written: results below the window
     come back as `alpha` from inner nodes (`val` starts at `alpha`), but a
@@ -168,7 +170,7 @@ def alphabeta_value(
         opponent = game.other(player)
         for successor in recorder.next_states(state, player):
             val = max(val, -value(successor, opponent, -beta, -alpha))
-            if val >= beta:
+            if val > beta or (val == beta and not strict):
                 return beta if hard else val
             alpha = max(val, alpha)
         return val

@@ -22,7 +22,7 @@ each bug.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reference.tictactoe_search import INF
 
@@ -94,6 +94,44 @@ BUGS: tuple[Bug, ...] = (
     ),
 )
 BUG_HINTS: dict[str, str] = {bug.name: bug.hint for bug in BUGS}
+
+# A course that cuts off only when maxUtility > beta (minUtility < alpha), a spec's
+# `conventions: {cutoff: strict}`: its search is Rules(strict_cutoff=BOTH), and its cut-off
+# bug is the mirror of `strict_cutoff`, a cut-off on equality on one side or both.
+STRICT_RULES = Rules(strict_cutoff=BOTH)
+INCLUSIVE_CUTOFF = Bug(
+    "inclusive_cutoff",
+    "You cut off as soon as maxUtility >= beta (minUtility <= alpha); this course only when "
+    "maxUtility > beta (minUtility < alpha).",
+    (Rules(strict_cutoff=frozenset({"min"})), Rules(strict_cutoff=frozenset({"max"})), Rules()),
+)
+MIRRORED_HINTS: dict[str, str] = {INCLUSIVE_CUTOFF.name: INCLUSIVE_CUTOFF.hint}
+
+
+def hints_for(strict: bool = False) -> dict[str, str]:
+    """Every bug's hint in the words of a course that cuts off on equality or (`strict`)
+    only past the bound."""
+    if not strict:
+        return dict(BUG_HINTS)
+    return {
+        bug.name: bug.hint
+        if bug is INCLUSIVE_CUTOFF
+        else bug.hint.replace("maxUtility >= beta (minUtility <= alpha)", "maxUtility > beta (minUtility < alpha)")
+        for bug in bugs_for(strict)
+    }
+
+
+def bugs_for(strict: bool = False) -> tuple[Bug, ...]:
+    """The classic bugs of a course that cuts off on equality (the default) or only past the
+    bound (`strict`): every other bug made on that course's search, the cut-off bug mirrored."""
+    if not strict:
+        return BUGS
+    return tuple(
+        INCLUSIVE_CUTOFF
+        if bug.name == "strict_cutoff"
+        else Bug(bug.name, bug.hint, tuple(replace(rules, strict_cutoff=BOTH) for rules in bug.variants))
+        for bug in BUGS
+    )
 
 
 @dataclass

@@ -54,8 +54,9 @@ class LabSearchResult:
     """Notation of each board `get_childs` was called on, in call order."""
 
 
-def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, expanded):
-    """One `maximize` (or, with `maximizing` false, `minimize`) call of the skeleton."""
+def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, expanded, strict=False):
+    """One `maximize` (or, with `maximizing` false, `minimize`) call of the skeleton;
+    `strict`: a course that cuts off only when maxUtility > beta (minUtility < alpha)."""
     finished, _ = game_over(board)
     if finished:
         return None, score(board, player, depth), nodes_visited
@@ -75,25 +76,26 @@ def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, m
             nodes_visited,
             not maximizing,
             expanded,
+            strict,
         )
         if maximizing:
             if utility > best:
                 choice, best = child, utility
-            if best >= beta:
+            if best > beta if strict else best >= beta:
                 break
             if best > alpha:
                 alpha = best
         else:
             if utility < best:
                 choice, best = child, utility
-            if best <= alpha:
+            if best < alpha if strict else best <= alpha:
                 break
             if best < beta:
                 beta = best
     return choice, best, nodes_visited
 
 
-def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing) -> LabSearchResult:
+def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, strict=False) -> LabSearchResult:
     expanded: list[str] = []
     choice, points, nodes = _lab_search(
         np.array(board, dtype=float),
@@ -105,23 +107,25 @@ def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizi
         nodes_visited,
         maximizing,
         expanded,
+        strict,
     )
     return LabSearchResult(choice, points, nodes, expanded)
 
 
-def lab_maximize(board, active_turn, player, depth, alpha, beta, nodes_visited) -> LabSearchResult:
+def lab_maximize(board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False) -> LabSearchResult:
     """The skeleton's `maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)`."""
-    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=True)
+    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=True, strict=strict)
 
 
-def lab_minimize(board, active_turn, player, depth, alpha, beta, nodes_visited) -> LabSearchResult:
+def lab_minimize(board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False) -> LabSearchResult:
     """The skeleton's `minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)`."""
-    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=False)
+    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=False, strict=strict)
 
 
-def lab_minimax(board, player) -> LabSearchResult:
-    """The skeleton's `minimax(matrix, player)`: `player` moves and maximizes, full window."""
-    return lab_maximize(board, player, player, 0, -INF, INF, 0)
+def lab_minimax(board, player, strict=False) -> LabSearchResult:
+    """The skeleton's `minimax(matrix, player)`: `player` moves and maximizes, full window
+    (`strict`: a course that cuts off only when maxUtility > beta, minUtility < alpha)."""
+    return lab_maximize(board, player, player, 0, -INF, INF, 0, strict=strict)
 
 
 # --- true values ------------------------------------------------------------

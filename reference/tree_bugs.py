@@ -13,11 +13,11 @@ answer. `DIAGNOSIS_HINTS` holds the hint of every diagnosis.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from math import inf
 
-from reference.tree_search import SearchResult, SearchRules, SearchTrace, run_search
+from reference.tree_search import COURSE_RULES, SearchResult, SearchRules, SearchTrace, run_search
 from reference.trees import GameTree, Number
 
 COURSE_STARTS = (-inf, inf)  # a MAX node's best value starts at -inf, a MIN node's at +inf
@@ -84,11 +84,42 @@ BUGS: tuple[Bug, ...] = (
 )
 
 
+# A course that prunes only when alpha > beta (a spec's `conventions: {cutoff: strict}`) has the
+# mirror of `strict_cutoff` as its classic bug: a cut-off on equal bounds too.
+INCLUSIVE_CUTOFF = Bug(
+    "inclusive_cutoff",
+    SearchRules(cutoff=">="),
+    "You cut off as soon as alpha >= beta; this course prunes only when alpha > beta, so equal bounds "
+    "go on to the next child.",
+)
+
+
+def bugs_for(cutoff: str = ">=") -> tuple[Bug, ...]:
+    """The classic bugs of a course that cuts off on `cutoff` (">=" the default, ">" strict):
+    every other bug is made on that course's search, and the cut-off bug is its mirror."""
+    if cutoff == ">=":
+        return BUGS
+    if cutoff != ">":
+        raise ValueError(f"cutoff must be '>=' or '>', not {cutoff!r}")
+    return tuple(
+        INCLUSIVE_CUTOFF
+        if bug.name == "strict_cutoff"
+        else replace(bug, rules=replace(bug.rules, cutoff=">") if bug.rules.cutoff == ">=" else bug.rules)
+        for bug in BUGS
+    )
+
+
+def buggy_calls(cutoff: str = ">=") -> dict[str, Callable[[GameTree, str, float, float, bool], SearchResult]]:
+    """name -> the call `alphabeta(node, alpha, beta, max_player)` written with that bug, for a
+    course that cuts off on `cutoff`."""
+    return {bug.name: partial(call_with_bug, bug) for bug in bugs_for(cutoff)}
+
+
 def call_with_bug(bug: Bug, tree: GameTree, node: str, alpha: float, beta: float, max_player: bool) -> SearchResult:
     """What `alphabeta(node, alpha, beta, max_player)` written with `bug` reads and returns."""
     role = not max_player if bug.swaps_roles else max_player
     if bug.starts != COURSE_STARTS:
-        return _search_from_starts(tree, node, alpha, beta, role, bug.starts)
+        return _search_from_starts(tree, node, alpha, beta, role, bug.starts, bug.rules)
     return run_search(tree, node, alpha, beta, role, bug.rules)
 
 
@@ -98,10 +129,16 @@ def _search_with_bug(bug: Bug, tree: GameTree) -> SearchResult:
 
 
 def _search_from_starts(
-    tree: GameTree, node: str, alpha: float, beta: float, max_player: bool, starts: tuple[float, float]
+    tree: GameTree,
+    node: str,
+    alpha: float,
+    beta: float,
+    max_player: bool,
+    starts: tuple[float, float],
+    rules: SearchRules = COURSE_RULES,
 ) -> SearchResult:
-    """The course's alpha-beta, except that a MAX (MIN) node's best value starts at
-    `starts[0]` (`starts[1]`): the bug `v = 0` instead of `v = -inf`."""
+    """The course's alpha-beta (cut-off as `rules` says), except that a MAX (MIN) node's best
+    value starts at `starts[0]` (`starts[1]`): the bug `v = 0` instead of `v = -inf`."""
     trace = SearchTrace()
 
     def search(node: str, alpha: float, beta: float, max_player: bool) -> Number:
@@ -122,7 +159,7 @@ def _search_from_starts(
                     best = min(best, value)
                     beta = min(beta, best)
                 trace.alphas_betas.append((node, alpha, beta))
-                if alpha >= beta:
+                if rules.cuts(alpha, beta):
                     break
         trace.returned[node] = best
         return best
@@ -160,3 +197,16 @@ BUGGY_SEARCHES: dict[str, Callable[[GameTree], SearchResult]] = {
 }
 BUG_HINTS: dict[str, str] = {bug.name: bug.hint for bug in BUGS}
 DIAGNOSIS_HINTS: dict[str, str] = {**BUG_HINTS, HARDCODED_ANSWER.name: HARDCODED_ANSWER.hint}
+# the diagnoses of a course with other conventions (a strict cut-off): the mirrored bugs
+MIRRORED_HINTS: dict[str, str] = {INCLUSIVE_CUTOFF.name: INCLUSIVE_CUTOFF.hint}
+
+
+def hints_for(cutoff: str = ">=") -> dict[str, str]:
+    """Every diagnosis's hint in the words of a course that cuts off on `cutoff`: a strict
+    course's hints say "alpha > beta" where they name the cut-off."""
+    if cutoff == ">=":
+        return dict(DIAGNOSIS_HINTS)
+    return {
+        bug.name: bug.hint.replace("alpha >= beta", "alpha > beta") if bug.name != INCLUSIVE_CUTOFF.name else bug.hint
+        for bug in bugs_for(cutoff)
+    } | {HARDCODED_ANSWER.name: HARDCODED_ANSWER.hint}

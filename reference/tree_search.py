@@ -79,13 +79,17 @@ def alphabeta(
     max_player: bool | None = None,
     *,
     fail: Literal["soft", "hard"] = "soft",
+    cutoff: Literal[">=", ">"] = ">=",
 ) -> SearchResult:
-    """The course's alpha-beta: children in listed order, cut as soon as alpha >= beta."""
+    """The course's alpha-beta: children in listed order, cut as soon as alpha >= beta
+    (`cutoff=">"`: a course that prunes only when alpha > beta, never on equality)."""
     if fail not in ("soft", "hard"):
         raise ValueError(f"fail must be 'soft' or 'hard', not {fail!r}")
+    if cutoff not in (">=", ">"):
+        raise ValueError(f"cutoff must be '>=' or '>', not {cutoff!r}")
     node = tree.root if node is None else node
     max_player = tree.is_max(node) if max_player is None else max_player
-    return run_search(tree, node, alpha, beta, max_player, SearchRules(fail=fail))
+    return run_search(tree, node, alpha, beta, max_player, SearchRules(fail=fail, cutoff=cutoff))
 
 
 def run_search(

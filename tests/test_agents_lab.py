@@ -167,6 +167,44 @@ def test_the_missing_bound_update_and_no_pruning_read_alike(grade):
     assert named == {"no_pruning", "bounds_never_updated"}
 
 
+# fixtures of mistakes the reference does not replay -> the kinds they lose
+UNREPLAYED = {
+    # plain minimax with alpha and beta unused: it reads what no_pruning and
+    # bounds_never_updated read, so both are named
+    "bug_no_alpha_beta": {"nodes", "speedup", "random"},
+    # the agent forgets its losing moves: None (tic-tac-toe) or an IndexError (Connect Four)
+    # where every move loses, and a forfeited match game where the depth-3 agent gets ahead
+    "bug_no_move_when_losing": {"choice", "games", "random"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREPLAYED))
+def test_an_unreplayed_mistake_loses_points_in_exactly_its_kinds(grade, name):
+    report = grade(name)
+    assert failing_kinds(report) == UNREPLAYED[name], explain(report)
+
+
+def test_a_search_without_alpha_and_beta_is_named_as_both_bugs_it_reads_like(grade):
+    report = grade("bug_no_alpha_beta")
+    named = {d for t in report.tests if not t.passed for d in t.diagnoses}
+    assert named == {"no_pruning", "bounds_never_updated"}, explain(report)
+    assert all(set(t.diagnoses) == named for t in report.tests if t.kind == "nodes" and t.diagnoses)
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("ttt-every-move-loses: choice", "minimax_ttt(env) returned None, not a move of env.validinputs [3, 6, 8, 9]"),
+        ("conn-every-move-loses: choice", "minimax_conn(env, 3) raised IndexError"),
+    ],
+)
+def test_an_agent_must_move_when_every_move_loses(grade, case, says):
+    report = grade("bug_no_move_when_losing")
+    (test,) = [t for t in report.tests if t.name == case]
+    assert not test.passed and says in test.output, test.output
+    assert all(t.passed for t in grade("correct_chapter").tests if t.name == case)
+
+
 def test_an_immediate_win_must_be_taken(grade):
     report = grade(bug_fixture("immediate_win_not_taken"))
     (choice,) = [t.output for t in report.tests if t.name == "win-at-once: choice"]

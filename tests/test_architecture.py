@@ -1,8 +1,8 @@
-"""Imports point one way (DESIGN.md, issue 15): commands -> course/batch -> grading -> labs ->
-checks/sandbox -> observations/results/text. Every module of `grader` is parsed with `ast`
-(imports inside functions count; those under `if TYPE_CHECKING:` do not, they never run),
-and the test fails on a cycle between grader's sub-packages or on an import against the
-layer order. The labs are plugins: nothing below them may import `grader.labs`, and the
+"""Imports point one way (DESIGN.md, issue 15): commands -> course/batch -> grading ->
+shrinking -> labs/report -> checks/sandbox -> observations/counterexample/results/text. Every
+module of `grader` is parsed with `ast` (imports inside functions count; those under `if
+TYPE_CHECKING:` do not, they never run), and the test fails on a cycle between grader's
+sub-packages or on an import against the layer order. The labs are plugins: nothing below them may import `grader.labs`, and the
 kit never imports a lab."""
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ GRADER = Path(__file__).resolve().parent.parent / "grader"
 LAYERS: list[set[str]] = [
     {"__init__", "text", "paths", "version", "source_encoding"},
     {"results"},
-    {"observations", "registry"},
+    {"observations", "registry", "counterexample"},
     {"spec", "exercises", "seeding"},
     {"checks", "sandbox", "probe"},
     {"labs", "report"},
+    {"shrinking"},  # drives a lab's smaller cases through the sandbox, for grading
     {"grading", "lab_setup"},
     {"demo", "spec_check"},
     {"course", "batch"},

@@ -72,15 +72,26 @@ def test_the_reference_solution_gets_full_marks(lab, spec):
 
 # fixture -> (the kinds it fails, the classic bug named as its likely cause or None)
 BUGS = {
-    "bug_flags_swapped": ({"value", "bounds", "cache", "nodes", "random"}, "flags_swapped"),
-    "bug_always_exact": ({"value", "bounds", "cache", "nodes", "random"}, "always_exact"),
+    # choice-in-time: wrong values at the limit the deepening reaches pick a wrong move
+    "bug_flags_swapped": ({"value", "bounds", "cache", "nodes", "choice", "random"}, "flags_swapped"),
+    "bug_always_exact": ({"value", "bounds", "cache", "nodes", "choice", "random"}, "always_exact"),
     "bug_key_without_limit": ({"cache", "nodes", "deepening", "choice", "solved", "random"}, "key_without_limit"),
     "bug_no_ordering": ({"nodes", "random"}, "no_ordering"),
     "bug_reversed_ordering": ({"nodes", "random"}, "reversed_ordering"),
     "bug_no_cache": ({"cache", "nodes", "random"}, "no_cache"),
-    "bug_deepening_ignores_time": ({"deepening", "solved"}, "deepening_ignores_time"),
+    # choice-in-time: a deepening that never looks at its time limit gives no move in time
+    "bug_deepening_ignores_time": ({"deepening", "choice", "solved"}, "deepening_ignores_time"),
     "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
-    "bug_heuristic_on_finished": ({"cache", "nodes", "deepening", "random"}, "heuristic_on_finished"),
+    # horizon-win: a win exactly at the limit is worth utility (value); choice-one-move: the
+    # winning move's value at limit 0 is the heuristic, so the seed's best_move finds no move
+    "bug_heuristic_on_finished": (
+        {"value", "cache", "nodes", "deepening", "choice", "random"},
+        "heuristic_on_finished",
+    ),
+    # single-move-draw: an extension that costs a ply misses the draw at the limit (value)
+    "bug_no_singular_extension": ({"value", "cache", "nodes", "deepening"}, "no_singular_extension"),
+    # choice-one-move: ((value, limit), state) when there is one legal move
+    "bug_best_move_pair": ({"choice"}, None),
 }
 
 
@@ -143,6 +154,33 @@ def test_deepening_past_a_decided_value_is_said(lab, spec):
     report = graded(FIXTURES / "bug_deepening_ignores_decided.py", lab, spec)
     text = next(t.output for t in report.tests if t.name == "deepening-decided: deepening")
     assert "the value is decided, yet pd_evaluate went on with limit 7" in text
+
+
+# fixture -> (a fixed case it now fails, what its output says)
+COVERAGE = {
+    "bug_heuristic_on_finished": ("horizon-win: value", "returned 0.3548387096774194; the depth-limited value is 1."),
+    "bug_no_singular_extension": (
+        "single-move-draw: value",
+        "returned 0.16666666666666666; the depth-limited value is 0.",
+    ),
+    "bug_deepening_ignores_time": ("choice-in-time: choice", "was stopped by the grader"),
+    "bug_best_move_pair": ("choice-one-move: choice", "Its value is (1, 1); the position's value at limit 1 is 1."),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(COVERAGE))
+def test_the_fixed_cases_catch_what_only_cache_counts_and_random_cases_did(name, lab, spec):
+    """A win at the limit scored with the heuristic and an extension that costs a ply lose
+    `value` points on a fixed case; a deepening blind to its time limit and a pair in place
+    of the value with one legal move lose `choice` points."""
+    report = graded(FIXTURES / f"{name}.py", lab, spec)
+    test_name, says = COVERAGE[name]
+    (test,) = [t for t in report.tests if t.name == test_name]
+    assert not test.passed and says in test.output, test.output
+    bug = BUGS[name][1]
+    if test.kind == "value" and bug:
+        assert f"Likely cause: {lab.bug_hints[bug]}" in test.output
 
 
 @pytest.mark.slow

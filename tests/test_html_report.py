@@ -223,7 +223,11 @@ def test_hidden_tests_are_named_but_their_details_withheld(strict, strict_page):
     for test in hidden:
         assert test.name in strict_page
     assert all(not d.all("svg") and not d.all("pre") for d in withheld)
-    assert "The tree: graph =" not in strict_page  # the random trees' text stays hidden
+    trees = [line for t in hidden for line in t.output.splitlines() if line.startswith("The tree: graph =")]
+    assert trees and not any(tree in strict_page for tree in trees)  # the random trees' own text stays hidden ...
+    # ... the smallest failing case made from one is shown (the spec reveals it), and only it
+    examples = dom.one("section", "counterexamples").all("div", "counterexample")
+    assert examples and strict_page.count("The tree: graph =") == len(examples)
     failed_hidden = sum(not t.passed for t in hidden)
     assert dom.one("p", "hidden-failures").full_text().startswith(f"{failed_hidden} hidden test(s) failed.")
 
@@ -231,6 +235,7 @@ def test_hidden_tests_are_named_but_their_details_withheld(strict, strict_page):
     assert not [d for d in everything.all("details", "case") if "withheld" in d.classes]
     assert not everything.all("p", "hidden-failures")
     assert len(everything.all("svg", "tree")) == len(dom.all("svg", "tree")) + len({t.case for t in hidden})
+    assert len(everything.one("section", "counterexamples").all("div", "counterexample")) == len(examples)
     assert any(not t.passed for t in hidden) and "The tree: graph =" in render_html(strict, show_hidden=True)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ..counterexample import shown as shown_examples
 from ..results import TestResult
 from .adjustments import adjustment_items
 from .gradebook import StoredGrade
@@ -62,6 +63,11 @@ def feedback_markdown(grade: StoredGrade, lab: str, show_hidden: bool = False) -
         lines += ["", f"### ✗ {_points(first)}", "", fenced(output)]
         if same:
             lines += ["", "The same for: " + ", ".join(_points(t) for t in same) + "."]
+    examples = shown_examples(report.tests, show_hidden)
+    if examples:
+        lines += ["", "## Smallest failing case"]
+    for example in examples:
+        lines += ["", md(example.headline), "", fenced(example.output)]
     if report.not_run:
         lines += ["", f"{len(report.not_run)} tests not run: the submission did not load (see the load test)."]
     if withheld:

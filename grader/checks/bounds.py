@@ -2,7 +2,9 @@
 
 For a true value v and a window alpha <= beta, a correct result r satisfies
 alpha <= v <= beta -> r == v;  v < alpha -> r <= alpha;  v > beta -> r >= beta.
-Fail-hard and fail-soft searches both satisfy it; answers outside it are wrong.
+Fail-hard and fail-soft searches both satisfy it; answers outside it are wrong. A course that
+counts only one of the two as correct (the spec's `conventions: {returns: ...}`) gives each
+probe the one result it demands (`exact`, with the convention's name): then only that passes.
 """
 
 from __future__ import annotations
@@ -17,16 +19,43 @@ from .verdict import Verdict
 
 @dataclass(frozen=True)
 class BoundProbe:
-    """One call of the student's search at a position with a window, and the truth there."""
+    """One call of the student's search at a position with a window, and the truth there.
+    `exact`: the one result the course's return convention `returns` ("fail-soft" or
+    "fail-hard") demands, when the spec counts only that one as correct."""
 
     call: str
     alpha: float
     beta: float
     true_value: float
+    exact: float | None = None
+    returns: str = ""
+
+
+def demanded(returns: str | None, true_value: float, alpha: float, beta: float, soft: Callable[[], float]) -> dict:
+    """What a BoundProbe holds beyond the window for a course whose only correct return
+    convention is `returns` (None: both count, nothing more is demanded): fail-hard, the true
+    value clamped into the window; fail-soft, what the course's own search returns (`soft`,
+    computed only then)."""
+    if returns == "fail-hard":
+        return {"exact": min(max(true_value, alpha), beta), "returns": returns}
+    if returns == "fail-soft":
+        return {"exact": soft(), "returns": returns}
+    return {}
 
 
 def bound_requirement(probe: BoundProbe) -> str:
     v, a, b = probe.true_value, probe.alpha, probe.beta
+    if probe.exact is not None and not a <= v <= b:
+        how = (
+            "clamped into the window"
+            if probe.returns == "fail-hard"
+            else "the best value the course's search finds, even outside the window"
+        )
+        return (
+            f"the true value {show(v)} is {'below' if v < a else 'above'} the window and this course's searches "
+            f"{probe.returns.replace('-', ' ')} (the spec's conventions), so the result must be exactly "
+            f"{show(probe.exact)}, {how}"
+        )
     if v < a:
         return f"the true value {show(v)} is below the window, so the result must be <= alpha = {show(a)}"
     if v > b:
@@ -37,6 +66,8 @@ def bound_requirement(probe: BoundProbe) -> str:
 def meets_bound(result: Any, probe: BoundProbe) -> bool:
     if not is_number(result):
         return False
+    if probe.exact is not None:
+        return bool(result == probe.exact)
     v, a, b = probe.true_value, probe.alpha, probe.beta
     if v < a:
         return result <= a

@@ -11,13 +11,17 @@ class Verdict:
     `details`: plain data for pictures in reports (e.g. the tree, both read orders).
     `hint`: what to look at, from which way the observation differs alone (e.g. "your search
     prunes less"); kept apart from the facts in `message` because a diagnosed bug says it
-    better: the pipeline shows the hint only when no diagnosis explains the failure."""
+    better: the pipeline shows the hint only when no diagnosis explains the failure.
+    `parts`: the checks a rolled-up verdict (a random case's one test) failed, in the order
+    the case judges them: what a smaller case must still fail to count as the same failure
+    (grader/counterexamples.py)."""
 
     passed: bool
     message: str
     diagnoses: tuple[str, ...] = field(default_factory=tuple)
     details: dict | None = None
     hint: str = ""
+    parts: tuple[str, ...] = ()
 
     def with_details(self, details: dict | None) -> Verdict:
         return replace(self, details=details)

@@ -12,7 +12,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     specs = commands.add_parser("specs", help="work with lab specs")
     actions = specs.add_subparsers(metavar="ACTION")
     verify = actions.add_parser("verify", help="recompute every stored expectation with the reference")
-    verify.add_argument("labs", nargs="*", help="labs (names or lab folders) to verify (default: every installed lab)")
+    verify.add_argument(
+        "labs",
+        nargs="*",
+        help="labs (names or lab folders) to verify (default: every installed lab, and the example specs "
+        "of specs/examples/)",
+    )
     verify.add_argument(
         "--spec", type=Path, help="verify this spec file (its `lab`, or the lab folder it lies in, names the lab)"
     )
@@ -20,6 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from ..paths import SPECS_DIR
     from ..registry import lab_names
     from ..spec import spec_path
 
@@ -30,6 +36,8 @@ def run_verify(args: argparse.Namespace) -> int:
     else:
         names = args.labs or [n for n in lab_names() if spec_path(n).exists()]
         targets = [load_lab(name) for name in names]
+        if not args.labs:  # the shipped examples (a course's own conventions) are kept right too
+            targets += [load_lab(_lab_of(path), path) for path in sorted((SPECS_DIR / "examples").glob("*.yaml"))]
     failed = False
     for lab, spec in targets:
         problems = lab.verify(spec)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..counterexample import shown as shown_examples
 from ..results import GradeReport, TestResult
 from ..text import OUTPUT_CHARS, utf8_safe
 
@@ -26,6 +27,8 @@ def results_json(report: GradeReport, for_students: bool = False) -> dict:
         output.append("While loading the submission:\n" + "\n".join(f"  - {n}" for n in report.load_notes))
     if report.not_run:
         output.append(f"{len(report.not_run)} tests not run: the submission did not load (see the load test).")
+    for example in shown_examples(report.tests):  # a hidden case's only if the spec reveals it
+        output.append("\n".join(example.lines()))
     printed = report.output_for_students() if for_students else report.student_output
     if printed.strip():
         output.append("Your code printed:\n" + printed[:OUTPUT_CHARS])

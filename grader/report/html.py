@@ -7,7 +7,9 @@ every case). Hidden tests are named with their score, but their feedback and pic
 withheld unless `show_hidden`, as in the terminal summary.
 
 Structure (classes the tests and a reader's style sheet can rely on): `section.scores` with
-`tr.kind.ok|fail`; `section.diagnoses` with `li.diagnosis[data-name]`; `section.cases` with
+`tr.kind.ok|fail`; `section.diagnoses` with `li.diagnosis[data-name]`;
+`section.counterexamples` with a `div.counterexample[data-case][data-check]` per smallest
+failing case (its output and its picture); `section.cases` with
 one `details.case.passed|failed[.withheld]` per case, holding `div.test.passed|failed` and a
 what the lab draws (Lab.picture: e.g. `figure.tree-figure` or `div.boards`).
 """
@@ -20,6 +22,8 @@ from html import escape
 from pathlib import Path
 
 from .. import registry
+from ..counterexample import TITLE
+from ..counterexample import shown as shown_examples
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 from .html_style import SCRIPT, STYLE
@@ -53,6 +57,7 @@ def render_html(
         _scores(report),
         _load_notes(report),
         _diagnoses(shown, hints),
+        _counterexamples(report, show_hidden),
         _failing_index(report, shown),
         _cases(report, show_hidden),
         _notes(report),
@@ -134,6 +139,27 @@ def _diagnoses(shown: list[TestResult], hints: Mapping[str, str]) -> str:
         '<section class="diagnoses"><h2>Likely cause</h2>'
         "<p>The grader recognised a classic mistake:</p>"
         f"<ul>{items}</ul></section>"
+    )
+
+
+def _counterexamples(report: GradeReport, show_hidden: bool) -> str:
+    """The smallest failing cases the reader may see (counterexample.shown), each drawn."""
+    examples = shown_examples(report.tests, show_hidden)
+    if not examples:
+        return ""
+    found = registry.find(report.lab)
+    draw = found.picture if found is not None else _no_picture
+    items = "".join(
+        f'<div class="counterexample" data-case="{escape(example.case)}" data-check="{escape(example.check)}">'
+        f"<h3>{escape(example.headline)}</h3>"
+        f'<pre class="output">{escape(example.output)}</pre>'
+        f"{draw(example.details) if example.details else ''}</div>"
+        for example in examples
+    )
+    return (
+        f'<section class="counterexamples"><h2>{escape(TITLE)}</h2>'
+        "<p>A random case failed; here is the smallest case made from it on which your search still "
+        f"fails the same check.</p>{items}</section>"
     )
 
 

@@ -40,6 +40,9 @@ summary .points { float: right; font-weight: 400; color: var(--muted); font-vari
 pre.output { background: #f6f7f9; border: 1px solid #e4e6ea; border-radius: 5px; padding: 8px 10px; margin: 0;
              white-space: pre-wrap; overflow-wrap: anywhere; max-height: 320px; overflow: auto; }
 .withheld-note { color: var(--muted); font-style: italic; }
+.counterexample { background: #fff; border: 1px solid #dfe2e6; border-left: 5px solid var(--student);
+                  border-radius: 6px; margin: 10px 0; padding: 4px 14px 8px; }
+.counterexample h3 { font-size: 14px; margin: 6px 0 6px; }
 figure { margin: 10px 0 14px; } figcaption { color: var(--muted); font-size: 13px; }
 .picture { overflow-x: auto; border: 1px solid #eceef1; border-radius: 5px; background: #fff; }
 .root-line { margin: 4px 0 6px; } .root-line .wrong { color: var(--fail); font-weight: 600; }

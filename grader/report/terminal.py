@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import textwrap
 
+from ..counterexample import Counterexample
+from ..counterexample import shown as shown_examples
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 
@@ -52,6 +54,7 @@ def summary(report: GradeReport, show_hidden: bool = False, color: bool = False,
         tail += ["", f"{len(report.not_run)} tests not run: the submission did not load."]
     if hidden:
         tail += ["", f"{len(hidden)} hidden test(s) failed; their details are shown after grades are published."]
+    tail += _examples(shown_examples(report.tests, show_hidden), paint, verbose)
     tail += [f"note: {safe(note)}" for note in report.notes]
     tail.append("")
     total = f"Score: {report.score:g} / {report.max_score:g}"
@@ -62,6 +65,27 @@ def summary(report: GradeReport, show_hidden: bool = False, color: bool = False,
     else:
         body = _short_body(shown, paint, MAX_LINES - len(head) - len(tail))
     return "\n".join(head + body + tail)
+
+
+def _examples(examples: list[Counterexample], paint, verbose: bool) -> list[str]:
+    """The smallest failing cases: `verbose`, each in full; else the first one's headline,
+    where the searches part (its output's first line) and its likely cause, and how many
+    more there are."""
+    lines: list[str] = []
+    for number, example in enumerate(examples):
+        if number and not verbose:
+            more = len(examples) - 1
+            lines.append(f"… and {more} more smallest failing case{'s' if more > 1 else ''} ({VERBOSE_HINT})")
+            break
+        lines += ["", paint(visible_controls(example.headline), "1")]
+        output = textwrap.indent(visible_controls(example.output), "    ").splitlines()
+        if not verbose:
+            cause = len(example.cause.splitlines()) if example.cause else 0
+            kept = output[: 1 + min(cause, 1)]
+            rest = len(output) - len(kept)
+            output = kept + ([f"    … the case in full: {VERBOSE_HINT}, or the HTML report"] if rest else [])
+        lines += output
+    return lines
 
 
 def _title(test: TestResult, paint) -> str:

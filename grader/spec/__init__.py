@@ -6,9 +6,9 @@ The YAML parser is imported only when a spec is read (`load_spec`), so that `abg
 can start the student's worker before paying for it."""
 
 from .errors import SpecError
-from .model import CheckPolicy, Limits, RandomPolicy, Spec
+from .model import CheckPolicy, Conventions, Limits, RandomPolicy, Spec
 
-__all__ = ["SpecError", "load_spec", "spec_path", "Spec", "Limits", "CheckPolicy", "RandomPolicy"]
+__all__ = ["SpecError", "load_spec", "spec_path", "Spec", "Conventions", "Limits", "CheckPolicy", "RandomPolicy"]
 
 
 def __getattr__(name: str):

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import SPECS_DIR
-from ..registry import spec_fields, spec_kinds
+from ..registry import spec_conventions, spec_fields, spec_kinds
 from ..results import VISIBILITIES
 from .errors import SpecError
-from .model import MIN_MEMORY_MB, CheckPolicy, Limits, RandomPolicy, Spec
+from .model import CUTOFFS, MIN_MEMORY_MB, RETURNS, CheckPolicy, Conventions, Limits, RandomPolicy, ShrinkPolicy, Spec
 from .yaml_lines import LineDict, LineList, line_of, read_yaml_file
 
-_TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random"}
+_TOP_FIELDS = {"lab", "version", "title", "limits", "checks", "cases", "random", "conventions"}
 _LIMIT_FIELDS = {
     "case_seconds": float,
     "cell_seconds": float,
@@ -65,13 +65,15 @@ def load_spec(path: str | Path) -> Spec:
         cases=list(cases),
         random=_random(raw.get("random"), raw, shown),
         raw=raw,
+        conventions=_conventions(raw.get("conventions"), raw, shown),
     )
 
 
 def _shown(path: Path) -> str:
-    """A path the user gave is shown as given; a bundled spec relative to the working
-    folder when it is inside it (`specs/tree.yaml`, not a long absolute path)."""
-    if path.parent != SPECS_DIR:
+    """A path the user gave is shown as given; a bundled spec (or a shipped example)
+    relative to the working folder when it is inside it (`specs/tree.yaml`, not a long
+    absolute path)."""
+    if not path.is_absolute() or not path.resolve().is_relative_to(SPECS_DIR):
         return str(path)
     try:
         return str(path.relative_to(Path.cwd()))
@@ -185,5 +187,71 @@ def _random(node: Any, parent: dict, file: str) -> RandomPolicy | None:
     if "count" not in node:
         raise SpecError(file, line_of(node), "random.count", "missing: how many random cases to generate")
     count = _number(node, "count", int, file, "random.count")
-    params = {k: v for k, v in node.items() if k != "count"}
-    return RandomPolicy(count=count, params=params, line=line_of(parent, "random"))
+    params = {k: v for k, v in node.items() if k not in ("count", "shrink", "reveal_counterexample")}
+    return RandomPolicy(count=count, params=params, line=line_of(parent, "random"), shrink=_shrink(node, file))
+
+
+def _shrink(node: dict, file: str) -> ShrinkPolicy:
+    """`random.shrink: {calls, seconds}` and `random.reveal_counterexample` (both optional)."""
+    values: dict[str, Any] = {}
+    budget = node.get("shrink")
+    if budget is not None:
+        if not isinstance(budget, dict):
+            raise SpecError(file, line_of(node, "shrink"), "random.shrink", "must be a mapping {calls: N, seconds: S}")
+        for key in budget:
+            if key not in ("calls", "seconds"):
+                raise SpecError(
+                    file, line_of(budget, key), f"random.shrink.{key}", "unknown field; expected calls or seconds"
+                )
+            kind = int if key == "calls" else float
+            values[key] = _number(budget, key, kind, file, f"random.shrink.{key}")
+    if "reveal_counterexample" in node:
+        reveal = node["reveal_counterexample"]
+        if not isinstance(reveal, bool):
+            raise SpecError(
+                file,
+                line_of(node, "reveal_counterexample"),
+                "random.reveal_counterexample",
+                f"must be true or false, got {reveal!r}",
+            )
+        values["reveal"] = reveal
+    return ShrinkPolicy(**values)
+
+
+def _conventions(node: Any, parent: dict, file: str) -> Conventions:
+    """`conventions: {cutoff: inclusive | strict, returns: [fail-soft, fail-hard]}`, each
+    one the spec's lab takes (a lab declares which: Lab.conventions)."""
+    if node is None:
+        return Conventions()
+    lab = str(parent.get("lab"))
+    taken = spec_conventions(lab)
+    if not isinstance(node, dict):
+        raise SpecError(file, line_of(parent, "conventions"), "conventions", "must be a mapping, e.g. {cutoff: strict}")
+    values: dict[str, Any] = {}
+    for key, value in node.items():
+        where = f"conventions.{key}"
+        if key not in ("cutoff", "returns"):
+            raise SpecError(file, line_of(node, key), where, "unknown convention; expected cutoff or returns")
+        if key not in taken:
+            said = f"the {lab} lab takes {', '.join(sorted(taken))}" if taken else f"the {lab} lab takes none"
+            raise SpecError(file, line_of(node, key), where, f"not a convention of this lab ({said}; DESIGN.md)")
+        if key == "cutoff":
+            if value not in CUTOFFS:
+                raise SpecError(
+                    file,
+                    line_of(node, key),
+                    where,
+                    f"must be inclusive (prune when alpha >= beta) or strict (only when alpha > beta), got {value!r}",
+                )
+            values["cutoff"] = value
+        else:
+            listed = [value] if isinstance(value, str) else value
+            if not isinstance(listed, list) or not listed or any(v not in RETURNS for v in listed):
+                raise SpecError(
+                    file,
+                    line_of(node, key),
+                    where,
+                    f"must list what counts as correct: fail-soft, fail-hard or both, got {value!r}",
+                )
+            values["returns"] = frozenset(listed)
+    return Conventions(**values)

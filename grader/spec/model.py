@@ -44,12 +44,58 @@ class CheckPolicy:
 
 
 @dataclass(frozen=True)
+class ShrinkPolicy:
+    """The smallest failing case (grader/counterexamples.py): when a random case fails, the
+    grader tries smaller cases, at most `calls` requests to the student's process and
+    `seconds` of its CPU time in all (0 calls: never); `reveal`: the smallest one found is
+    shown to students even when the random tests are hidden (it is a small case made from
+    the hidden one, not the hidden one)."""
+
+    calls: int = 40
+    seconds: float = 20.0
+    reveal: bool = True
+
+
+@dataclass(frozen=True)
 class RandomPolicy:
-    """Hidden generated cases: how many, how they are built (lab-specific `params`)."""
+    """Hidden generated cases: how many, how they are built (lab-specific `params`), and how
+    a failing one is shrunk (`shrink`: the spec's `random.shrink` and
+    `random.reveal_counterexample`)."""
 
     count: int
     params: dict[str, Any]
     line: int | None = None
+    shrink: ShrinkPolicy = ShrinkPolicy()
+
+
+CUTOFFS = ("inclusive", "strict")
+RETURNS = ("fail-soft", "fail-hard")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The course's conventions (the spec's `conventions:`), which the reference, the stored
+    expectations, the accepted variants and the diagnoses follow. `cutoff`: "inclusive"
+    prunes as soon as alpha >= beta (the default), "strict" only when alpha > beta (the
+    CS188 way: never prune on equality). `returns`: what a search may return on a narrowed
+    window: both (the default: anything the bound specification allows), or only
+    "fail-soft" (the best value found, even outside the window) or only "fail-hard" (the
+    value clamped into the window)."""
+
+    cutoff: str = "inclusive"
+    returns: frozenset[str] = frozenset(RETURNS)
+
+    @property
+    def strict(self) -> bool:
+        return self.cutoff == "strict"
+
+    @property
+    def only(self) -> str | None:
+        """The one return convention that counts as correct, or None when both do."""
+        return next(iter(self.returns)) if len(self.returns) == 1 else None
+
+
+DEFAULT_CONVENTIONS = Conventions()
 
 
 @dataclass
@@ -64,6 +110,7 @@ class Spec:
     cases: list[LineDict]
     random: RandomPolicy | None
     raw: LineDict = field(repr=False)
+    conventions: Conventions = DEFAULT_CONVENTIONS
 
     def error(self, container: Any, key: Any, field_name: str, problem: str) -> SpecError:
         """A SpecError pointing at `key` inside `container` (a parsed YAML node)."""

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reference.agents import hints_for
 from reference.envs import bundle_source
 
 from ...sandbox.session import ProbeSetup
@@ -74,6 +75,10 @@ class AgentsLab(Lab):
     }
     kinds = CASE_KINDS
     bug_hints = BUG_HINTS
+    conventions = ("cutoff",)
+
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        return hints_for(spec.conventions.strict)
 
     def picture(self, details: Mapping[str, Any]) -> str:
         return picture(details)

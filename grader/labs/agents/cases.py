@@ -22,7 +22,7 @@ from reference.agent_tournaments import (
     random_agent,
     search_agent,
 )
-from reference.agents import CHAPTER, NO_PRUNING, decide, optimal_actions, run_payoff
+from reference.agents import CHAPTER, NO_PRUNING, course_variant, decide, optimal_actions, run_payoff
 from reference.envs import BoardEnv, ConnectFourEnv, IllegalMoveError, TicTacToeEnv
 
 from ...checks.show import show
@@ -55,11 +55,18 @@ EXPECT_KEYS = {
 @dataclass(frozen=True)
 class Position:
     """A position reached by `moves` from the start; `depth` is the search depth at Connect
-    Four (None at tic-tac-toe)."""
+    Four (None at tic-tac-toe); `strict`: the course cuts off only when alpha > -beta (the
+    spec's conventions), which the reference's searches there follow."""
 
     game: str
     moves: tuple[int, ...]
     depth: int | None = None
+    strict: bool = False
+
+    def moved(self, *moves: int, depth: int | None = None) -> Position:
+        """The position `moves` later (searched to `depth`, else as deep), in the same course."""
+        later = self.depth if depth is None else depth
+        return Position(self.game, (*self.moves, *moves), later, self.strict)
 
     def env(self) -> BoardEnv:
         return GAMES[self.game].from_moves(self.moves)
@@ -96,16 +103,14 @@ class Position:
 
 
 def search_run(position: Position, alpha: Any, beta: Any, variant=None):
-    """The reference's search on the position (steps counted from 0)."""
+    """The reference's search on the position (steps counted from 0), or `variant`'s."""
     env = position.env()
-    kwargs = {} if variant is None else {"variant": variant}
     reward, done = position.search_args(alpha, beta)[:2]
-    return run_payoff(env, reward, done, alpha, beta, position.depth, **kwargs)
+    return run_payoff(env, reward, done, alpha, beta, position.depth, variant or course_variant(position.strict))
 
 
 def agent_run(position: Position, variant=None):
-    kwargs = {} if variant is None else {"variant": variant}
-    return decide(position.env(), position.depth, **kwargs)
+    return decide(position.env(), position.depth, variant or course_variant(position.strict))
 
 
 class PositionCase:
@@ -133,7 +138,7 @@ class PositionCase:
             env = GAMES[game].from_moves(moves)
         except IllegalMoveError as exc:
             raise spec.error(raw, "moves", f"{self.where}.moves", f"not a legal game: {exc}") from None
-        self.position = Position(game, tuple(moves), depth)
+        self.position = Position(game, tuple(moves), depth, spec.conventions.strict)
         if env.done and kinds & {"choice", "speedup", "bounds"}:
             raise spec.error(raw, "checks", f"{self.where}.checks", "a finished game has no move to choose or bound")
         self.alpha = raw.get("alpha", SENTINEL)

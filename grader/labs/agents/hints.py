@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from functools import cache
 
-from reference.agents import BUGS
+from reference.agents import BUGS, INCLUSIVE_CUTOFF
+from reference.agents import bugs_for as course_bugs
 
 from ...checks.show import is_number
 from .cases import Position, agent_run, search_run
 
-BUG_HINTS = {bug.name: bug.hint for bug in BUGS}
+# every bug's hint (a strict course's mirrored cut-off bug too; Lab.hints words them for a course)
+BUG_HINTS = {bug.name: bug.hint for bug in (*BUGS, INCLUSIVE_CUTOFF)}
 
 # what a search written as each bug does, for "the same count as a search that ..."
 DOES = {
     "no_pruning": "never breaks out of its loop (no pruning at all)",
     "bounds_never_updated": "never records an improvement in alpha or beta (a missing bound update)",
     "strict_cutoff": "cuts off only when alpha > -beta (a strict cut-off)",
+    "inclusive_cutoff": "cuts off as soon as alpha >= -beta (where this course goes on)",
     "no_sentinel": "starts its bounds at -1 instead of the sentinel -2",
     "cutoff_not_negated": "cuts off when alpha >= beta (the opponent's bound not negated)",
     "sign_not_flipped": "takes the opponent's payoff as its own (the sign not flipped)",
@@ -30,14 +33,14 @@ STEPS = "`step` calls (on env and all its deep copies)"
 @cache
 def search_replays(position: Position, alpha, beta) -> dict[str, tuple[int, int]]:
     """bug -> (result, steps) of the search written as that bug."""
-    return {bug.name: _pair(search_run(position, alpha, beta, bug)) for bug in BUGS}
+    return {bug.name: _pair(search_run(position, alpha, beta, bug)) for bug in course_bugs(position.strict)}
 
 
 @cache
 def agent_replays(position: Position) -> dict[str, tuple[frozenset[int], int]]:
     """bug -> (the actions it may choose, steps) of the agent written as that bug."""
     out = {}
-    for bug in BUGS:
+    for bug in course_bugs(position.strict):
         decision = agent_run(position, bug)
         out[bug.name] = (frozenset(decision.group), decision.steps)
     return out
@@ -76,7 +79,7 @@ def bugs_for(
 ) -> frozenset[str]:
     """The classic bugs that reproduce the observed search (returned value and steps) and
     agent call (an action it may choose, and steps); a call that raised rules nothing out."""
-    names = {bug.name for bug in BUGS}
+    names = {bug.name for bug in course_bugs(position.strict)}
     if search is not None and not search.get("error"):
         returned = search.get("returned")
         replays = search_replays(position, alpha, beta)

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reference.agents import BoundRequirement, action_payoffs, decide, immediate_wins
+from reference.agents import BoundRequirement, action_payoffs, course_variant, decide, immediate_wins
 
 from ...checks import Verdict
 from ...checks.show import describe_error, is_number, show
@@ -115,7 +115,7 @@ def _nodes(search: dict | None, agent: dict | None, witnessed: list[dict], plan:
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
-                f"cut-off when alpha >= -beta) makes {expected:,}.{same}{changed}\n{where.drawing()}",
+                f"cut-off when {cutoff_rule(position.strict)}) makes {expected:,}.{same}{changed}\n{where.drawing()}",
                 hint=hint,
             )
         lines.append(f"{text}: {steps:,} step calls")
@@ -152,10 +152,16 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
     ).with_details(move_details(position, returned, optimal))
 
 
+def cutoff_rule(strict: bool) -> str:
+    """The course's cut-off in the chapter's words (spec conventions)."""
+    return "alpha > -beta" if strict else "alpha >= -beta"
+
+
 @functools.cache
 def witness_steps(position: Position) -> int:
-    """The chapter's agent's `step` calls at a speed-up witness (computed once per process)."""
-    return decide(position.env(), position.depth).steps
+    """The chapter's agent's `step` calls at a speed-up witness (computed once per process),
+    with the course's cut-off."""
+    return decide(position.env(), position.depth, course_variant(position.strict)).steps
 
 
 def _speedup(agent: dict, witnessed: list[dict], plan: PositionPlan) -> Verdict:
@@ -176,15 +182,16 @@ def _speedup(agent: dict, witnessed: list[dict], plan: PositionPlan) -> Verdict:
     )
     if steps != reference or saving < plan.min_saving:
         hint = (
-            "That is no pruning at all: break out of the loop as soon as alpha >= -beta, and record each "
-            "improvement as the mover's bound."
+            f"That is no pruning at all: break out of the loop as soon as {cutoff_rule(plan.position.strict)}, and "
+            "record each improvement as the mover's bound."
             if steps >= unpruned
             else ""
         )
         why = (
             " The speed-up counts only when the count is exactly the chapter's pruned agent's: the step "
             "counter lives in your process, so a count no accepted search makes proves nothing. Prune as the "
-            "chapter does (moves in validinputs order, cut-off when alpha >= -beta) and the count follows."
+            f"chapter does (moves in validinputs order, cut-off when {cutoff_rule(plan.position.strict)}) and the "
+            "count follows."
         )
         return Verdict.fail(said + why, hint=hint)
     for witness, call in zip(plan.witnesses, witnessed):

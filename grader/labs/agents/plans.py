@@ -53,7 +53,7 @@ def speedup_witnesses(name: str, position: Position, seed: int, public: int) -> 
             move = r.choice(env.validinputs)
             env._play(move)
             moves.append(move)
-        witness = Position(position.game, tuple(moves), position.depth)
+        witness = Position(position.game, tuple(moves), position.depth, position.strict)
         if env.done or immediate_wins(env) or witness in found or witness_steps(witness) == public:
             continue
         found.append(witness)

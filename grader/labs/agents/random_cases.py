@@ -4,15 +4,16 @@ once) and matches with fresh seeds (one `random` test each)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 
-from reference.agents import decide, optimal_actions, run_payoff
+from reference.agents import course_variant, decide, optimal_actions, run_payoff
 
 from ...spec import Spec
-from ..kit import CasePlan, Judgement
-from ..kit.messages import roll_up
+from ..kit import CasePlan, Judgement, Shrinkable
+from ..kit.messages import counted, roll_up
 from ..kit.random_settings import Setting, int_range, read_settings, rng
-from .cases import GAMES, Match, Position
+from .cases import GAME_NAMES, GAMES, Match, Position
 from .judges import judge_bounds
 from .plans import bounds_plan, match_plan, position_plans
 from .tournaments import MatchPlay, match_verdict
@@ -35,11 +36,11 @@ def random_positions(spec: Spec, seed: int) -> list[Position]:
         game = "ttt" if index % 2 == 0 else "conn"
         low, high = settings[f"{game}_moves"]
         depth = r.randint(*settings["conn_depth"]) if game == "conn" else None
-        positions.append(_walk(r, game, r.randint(low, high), depth))
+        positions.append(_walk(r, game, r.randint(low, high), depth, spec.conventions.strict))
     return positions
 
 
-def _walk(r, game: str, length: int, depth: int | None) -> Position:
+def _walk(r, game: str, length: int, depth: int | None, strict: bool = False) -> Position:
     """Random legal moves from the start; a walk that ends the game starts again."""
     while True:
         env = GAMES[game]()
@@ -51,7 +52,7 @@ def _walk(r, game: str, length: int, depth: int | None) -> Position:
             env._play(move)
             moves.append(move)
         if not env.done:
-            return Position(game, tuple(moves), depth)
+            return Position(game, tuple(moves), depth, strict)
 
 
 def random_matches(spec: Spec, seed: int) -> list[Match]:
@@ -71,15 +72,18 @@ def random_plans(spec: Spec, seed: int) -> list[CasePlan]:
     return plans
 
 
-def random_position_plan(name: str, position: Position, seed: int) -> CasePlan:
+def random_position_plan(name: str, position: Position, seed: int, request_id: str | None = None) -> CasePlan:
     """One request: the search (value, steps), the agent (choice, steps) and the bound
-    windows, judged at once as one `random` test."""
+    windows, judged at once as one `random` test. It shrinks to the positions one move later
+    (fewer empty cells) and, at Connect Four, to a shallower search; the agent's `random`
+    keeps the case's seed."""
     reward, done = position.search_args(-2, -2)[:2]
-    search = run_payoff(position.env(), reward, done, -2, -2, position.depth)
+    course = course_variant(position.strict)
+    search = run_payoff(position.env(), reward, done, -2, -2, position.depth, course)
     expect = {
         "payoff": search.result,
         "steps": search.steps,
-        "agent_steps": decide(position.env(), position.depth).steps,
+        "agent_steps": decide(position.env(), position.depth, course).steps,
         "optimal": sorted(optimal_actions(position.env(), position.depth)),
     }
     (main,) = position_plans(name, position, ("value", "nodes", "choice"), expect, seed=seed)
@@ -88,8 +92,42 @@ def random_position_plan(name: str, position: Position, seed: int) -> CasePlan:
         {"function": main.request["calls"][0]["function"], "args": position.search_args(a, b)}
         for a, b in bounds.windows
     ]
-    request = dict(main.request, calls=calls)
-    return CasePlan(name, request, ("random",), partial(judge_random_position, main=main, bounds=bounds))
+    request = dict(main.request, calls=calls, id=request_id or main.request["id"])
+    return CasePlan(
+        name,
+        request,
+        ("random",),
+        partial(judge_random_position, main=main, bounds=bounds),
+        shrink=Shrinkable(
+            position_size(position),
+            position_text(position),
+            lambda: (random_position_plan(name, p, seed, f"{name}/smaller") for p in smaller_positions(position)),
+        ),
+    )
+
+
+def position_size(position: Position) -> tuple[int, ...]:
+    """(empty cells, the search's depth at Connect Four)."""
+    empty = int((position.env().state == 0).sum())
+    return (empty,) if position.depth is None else (empty, position.depth)
+
+
+def position_text(position: Position) -> str:
+    """The size in words (nothing of the position itself: a random case's is hidden)."""
+    game = GAME_NAMES[position.game]
+    depth = "" if position.depth is None else f", searched to depth {position.depth}"
+    return f"a {game} position with {counted(position_size(position)[0], 'empty cell')}{depth}"
+
+
+def smaller_positions(position: Position) -> Iterator[Position]:
+    """A shallower search first (Connect Four, down to depth 1), then every move of
+    `validinputs` that doesn't end the game."""
+    if position.depth is not None and position.depth > 1:
+        yield position.moved(depth=position.depth - 1)
+    for move in position.env().validinputs:
+        later = position.moved(move)
+        if not later.finished:
+            yield later
 
 
 def judge_random_position(observed: list[dict], main: CasePlan, bounds) -> Judgement:

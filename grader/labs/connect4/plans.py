@@ -10,8 +10,8 @@ from reference.games import connect4
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import show
-from ..kit import CasePlan, Judgement
-from ..kit.messages import answer, roll_up
+from ..kit import CasePlan, Judgement, Shrinkable
+from ..kit.messages import answer, counted, roll_up
 from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
 from .clock import GUARD_SECONDS
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
@@ -284,8 +284,12 @@ class LaterExpectations(Mapping[str, Any]):
 
 
 def random_plan(number: int, moves: str, limit: int) -> CasePlan:
-    """A hidden position: value, cache and counts (any accepted search's) at once."""
-    name = f"random {number}"
+    return position_random_plan(f"random {number}", moves, limit)
+
+
+def position_random_plan(name: str, moves: str, limit: int, request_id: str | None = None) -> CasePlan:
+    """A hidden position: value, cache and counts (any accepted search's) at once. It
+    shrinks to a lower limit, then to the positions one move later (fewer empty cells)."""
     State = state_of(moves)
     expect = LaterExpectations(
         {
@@ -306,7 +310,32 @@ def random_plan(number: int, moves: str, limit: int) -> CasePlan:
         )
         return Judgement({"random": verdict}, judgement.consistent_bugs)
 
-    return CasePlan(name, inner.request, ("random",), judge, prepare=lambda: dict(expect))
+    empty = sum(row.count(connect4.EMPTY) for row in State)
+    return CasePlan(
+        name,
+        dict(inner.request, id=request_id or inner.request["id"]),
+        ("random",),
+        judge,
+        prepare=lambda: dict(expect),
+        shrink=Shrinkable(
+            (empty, limit),
+            f"a position with {counted(empty, 'empty cell')} searched to limit {limit}",
+            lambda: (position_random_plan(name, m, n, f"{name}/smaller") for m, n in smaller_positions(moves, limit)),
+        ),
+    )
+
+
+def smaller_positions(moves: str, limit: int) -> Iterator[tuple[str, int]]:
+    """The same position at a lower limit (down to 1), then every column that takes one more
+    stone without ending the game."""
+    if limit > 1:
+        yield moves, limit - 1
+    State = state_of(moves)
+    for column in range(7):
+        if State[5][column] == connect4.EMPTY and not connect4.finished(
+            connect4.drop(State, column, connect4.to_move(State))
+        ):
+            yield moves + str(column + 1), limit
 
 
 __all__ = ["DEEPENING_BUGS", "case_plans", "random_plan"]

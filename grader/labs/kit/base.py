@@ -11,7 +11,7 @@ the hints of the classic bugs it diagnoses and the picture reports draw for its 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -64,6 +64,23 @@ class CasePlan:
     # Work the judge will need that doesn't depend on the answers (a random case's reference
     # search): run on the judging thread from the start, while the student's process loads.
     prepare: Callable[[], object] | None = None
+    # A random case that can be made smaller when the student's search fails it (the
+    # smallest failing case, grader/counterexamples.py); None: it can't.
+    shrink: Shrinkable | None = None
+
+
+@dataclass(frozen=True)
+class Shrinkable:
+    """How a random case is made smaller. `size`: its measures, most important first
+    (nodes, empty cells, then values, depth...), compared as a tuple: every candidate is
+    smaller, so shrinking ends. `smaller()`: candidate cases, each a plan of the same shape
+    (a request of inputs only, the same `random` judge) with a `shrink` of its own, in the
+    order they are tried (the biggest cut first); a pure function of the case, so the same
+    submission shrinks to the same example. `text`: the size in words ("a tree of 7 nodes")."""
+
+    size: tuple[int, ...]
+    text: str
+    smaller: Callable[[], Iterable[CasePlan]]
 
 
 class LabCase(Protocol):
@@ -97,12 +114,20 @@ class Lab(ABC):
     # files a student's starting copy needs beside it, name -> text (a lab folder's game
     # module, which the student's code imports)
     student_files: ClassVar[Mapping[str, str]] = {}
+    # the conventions a spec of this lab may declare (`cutoff`, `returns`: spec.Conventions),
+    # which its reference, stored expectations, accepted variants and diagnoses follow
+    conventions: ClassVar[tuple[str, ...]] = ()
 
     def adopt(self, spec: Spec) -> Spec:
         """The spec as this lab grades with it (default: as read). A lab folder folds its
         game's and references' digest into `spec.digest`, so that a batch regrades when
         they change."""
         return spec
+
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        """The classic bugs' hints in the words of `spec`'s course (its conventions: a
+        strict course's "cut off when alpha > beta"); default: `bug_hints`."""
+        return self.bug_hints
 
     def picture(self, details: Mapping[str, Any]) -> str:
         """HTML (inline SVG) for a test's `details`; '' when the lab draws nothing."""

@@ -4,6 +4,7 @@ got no answer, and the roll-up of a random case's verdicts into one."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...checks import Verdict
@@ -15,6 +16,11 @@ NO_ANSWER: dict[str, Any] = {"error": NO_ANSWER_ERROR}  # the observation of a c
 def answer(calls: Sequence[Any], index: int = 0) -> dict:
     """The observation of call `index`, or NO_ANSWER when the process stopped before it."""
     return calls[index] if index < len(calls) and isinstance(calls[index], dict) else NO_ANSWER
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless n is 1: "1 empty cell", "7 empty cells"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def mismatch(path: str, line: int | None, field: str, stored: Any, computed: Any, note: str = "") -> str:
@@ -35,7 +41,8 @@ def roll_up(
     failing messages (`tag_kinds`: each prefixed with the kinds it failed; `dedupe`: an
     error that fails several kinds alike is said once), the classic bugs named by any of
     them, their direction hints (each once), `suffix` (what the case was), and `details`
-    (default: the first failing verdict's picture)."""
+    (default: the first failing verdict's picture). The failing kinds are the verdict's
+    `parts`, in the order of `verdicts`."""
     failing: dict[str, list[str]] = {}
     messages: list[str] = []
     for kind, verdict in verdicts.items():
@@ -55,4 +62,5 @@ def roll_up(
         if details is not None
         else next((v.details for v in verdicts.values() if not v.passed and v.details), None)
     )
-    return Verdict.fail(text + suffix, bugs, "\n".join(hints)).with_details(drawn)
+    parts = tuple(kind for kind, verdict in verdicts.items() if not verdict.passed)
+    return replace(Verdict.fail(text + suffix, bugs, "\n".join(hints)), parts=parts).with_details(drawn)

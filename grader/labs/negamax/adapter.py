@@ -25,6 +25,7 @@ def _game_modules() -> tuple[tuple[str, str], ...]:
 class NegamaxLab(Lab):
     name = "negamax"
     bug_hints = SIGN_HINTS
+    conventions = ("cutoff",)
     kinds = ("value", "nodes", "choice", "bounds")
     probe = ProbeSetup(
         "negamax",

@@ -29,11 +29,14 @@ BOUNDS_FIELDS = {"game", "params", "positions"}
 
 @dataclass(frozen=True)
 class Position:
-    """A state of a game and the player to move: what every call is about."""
+    """A state of a game and the player to move: what every call is about; `strict`: the
+    course cuts off only when val > beta (the spec's conventions), which the reference's
+    searches there follow."""
 
     game: Game
     state: Any
     player: int
+    strict: bool = False
 
     @property
     def text(self) -> str:
@@ -90,7 +93,7 @@ def read_position(spec: Spec, game: Game, node: Mapping[str, Any], where: str) -
     player = node.get("player", game.players[0])
     if player not in game.players or isinstance(player, bool):
         raise spec.error(node, "player", f"{where}.player", f"must be one of the players {game.players}")
-    return Position(game, state, player)
+    return Position(game, state, player, spec.conventions.strict)
 
 
 class PositionCase:
@@ -153,7 +156,7 @@ class PositionCase:
         if "value" in self.expect:
             actual["value"] = true_value(game, state, player)
         if "calls" in self.expect:
-            search = alphabeta_value(game, state, player, *self.window)
+            search = alphabeta_value(game, state, player, *self.window, strict=self.position.strict)
             actual.update(calls=search.calls, expansions=search.next_states_calls)
         if "moves" in self.expect:
             actual["moves"] = [game.encode(s) for s in optimal_successors(game, state, player)]

@@ -25,7 +25,7 @@ SIGN_HINTS = {  # sign errors, recognised by replaying the course's search with 
 
 
 def signed_search(
-    game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str, start: float | None
+    game: Game, state: Any, player: Any, alpha: float, beta: float, bug: str, start: float | None, strict: bool = False
 ) -> tuple[float, tuple]:
     """The course's alpha-beta with one sign error (`bug`: a SIGN_HINTS name):
     its result and the states it expands, in order, as the observer encodes them."""
@@ -40,7 +40,7 @@ def signed_search(
         for successor in game.next_states(state, player):
             child = value(successor, game.other(player), -beta, -alpha)
             val = max(val, child if bug == "value_not_negated" else -child)
-            if val >= beta:
+            if val > beta or (val == beta and not strict):
                 return val
             alpha = max(val, alpha)
         return val
@@ -62,17 +62,30 @@ def sign_error(observed: StateCall, position: Position, window: tuple[float, ...
     found = set()
     for bug in SIGN_HINTS:
         for start in (None, -inf):
-            returned, trace = signed_search(position.game, position.state, position.player, alpha, beta, bug, start)
+            returned, trace = signed_search(
+                position.game, position.state, position.player, alpha, beta, bug, start, position.strict
+            )
             if expansions == len(trace) and tuple(seen) == trace[: len(seen)] and observed.get("returned") == returned:
                 found.add(bug)
                 break
     return frozenset(found)
 
 
-def count_hint(counter: Any, expected: int) -> str:
+def cutoff_rule(strict: bool) -> str:
+    """The course's cut-off in its code's words (the spec's conventions)."""
+    return "val > beta" if strict else "val >= beta"
+
+
+def count_hint(counter: Any, expected: int, strict: bool = False) -> str:
     """Why the count is off when the search expanded exactly the reference's states."""
     if not is_number(counter) or counter == 0:
         return ""
+    if counter < expected and strict:
+        return (
+            "Your search expanded exactly the states the reference expands but counted fewer calls of value: "
+            "it stops at a finished successor worth exactly beta, where this course goes on until val > beta, "
+            "or value doesn't add 1 once per call."
+        )
     if counter < expected:
         return (
             "Your search expanded exactly the states the reference expands, so calls of value are missing "
@@ -82,5 +95,9 @@ def count_hint(counter: Any, expected: int) -> str:
     return (
         "Your search expanded exactly the states the reference expands, so the extra calls are counted twice "
         "or made on finished states that the reference prunes: count once per call of value, and return as "
-        "soon as val >= beta (a successor worth exactly beta must stop the loop too)."
+        + (
+            "soon as val > beta."
+            if strict
+            else "soon as val >= beta (a successor worth exactly beta must stop the loop too)."
+        )
     )

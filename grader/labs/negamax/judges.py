@@ -21,7 +21,7 @@ from ..kit.messages import roll_up
 from ..kit.observations import answer_at
 from .cases import TRACE_LIMIT, Counts, MoveCase, Position, RandomCase, SearchCase, StateCall, WindowsCase
 from .describe import OUTCOMES, counted, difference, drawn, game_line, game_name, one_line
-from .hints import count_hint, sign_error
+from .hints import count_hint, cutoff_rule, sign_error
 from .picture import move_details, position_details, search_details
 
 SHOWN_FAILURES = 5
@@ -38,7 +38,7 @@ def judge_search(observed: list[StateCall], case: SearchCase) -> Judgement:
     if "value" in case.kinds:
         verdicts["value"] = value_verdict(seen, case.value, position, call_text, hint)
     if "nodes" in case.kinds:
-        search = alphabeta_value(position.game, position.state, position.player, *window)
+        search = alphabeta_value(position.game, position.state, position.player, *window, strict=position.strict)
         counts = Counts(case.calls, case.expansions, search.trace)
         verdicts["nodes"] = nodes_verdict(seen, counts, position, call_text, hint)
         picture = traced_picture(seen, counts, position, verdicts["nodes"].passed)
@@ -100,7 +100,7 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
     """A hidden position, judged like the fixed cases together as one `random` verdict."""
     position, value = case.position, case.value
     game = position.game
-    search = alphabeta_value(game, position.state, position.player)
+    search = alphabeta_value(game, position.state, position.player, strict=position.strict)
     optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
     value_call = position.call("value")
     hint = once(lambda: sign_error(answer_at(observed), position))
@@ -197,7 +197,8 @@ def nodes_verdict(
         )
         if counter_ok:
             return Verdict.ok(f"{counter_line} {states_line}")
-        return Verdict.fail(f"{counter_line}\n{states_line}", hint=count_hint(observed.get("counter"), expected.calls))
+        hint = count_hint(observed.get("counter"), expected.calls, position.strict)
+        return Verdict.fail(f"{counter_line}\n{states_line}", hint=hint)
     off = f" ({difference(expansions, expected.expansions)})" if expansions != expected.expansions else ""
     states_line = (
         f"next_states was called {counted(expansions, 'time')}; the reference calls it "
@@ -205,14 +206,15 @@ def nodes_verdict(
     )
     if expansions > expected.expansions:
         hint = (
-            "Your search prunes less than the reference: return as soon as val >= beta, raise alpha to val "
+            f"Your search prunes less than the reference: return as soon as {cutoff_rule(position.strict)}, "
+            "raise alpha to val "
             "after each successor, and pass the window negated and swapped: "
             "value(ns, other(player), -beta, -alpha)."
         )
     else:
         hint = (
             "Your search skips or reorders states the reference searches: go through next_states(State, player) "
-            "in order, cut off only when val >= beta, pass the window negated and swapped: "
+            f"in order, cut off only when {cutoff_rule(position.strict)}, pass the window negated and swapped: "
             "value(ns, other(player), -beta, -alpha), and return utility(State, player) at a finished state."
         )
     bugs = tuple(sorted(sign_bugs())) if sign_bugs else ()

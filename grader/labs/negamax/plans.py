@@ -8,9 +8,10 @@ from math import inf
 from reference.negamax import Game, true_value
 
 from ...checks.bounds import BoundProbe
-from ..kit import CasePlan
+from ..kit import CasePlan, Shrinkable
 from .cases import BoundsCase, MoveCase, Position, PositionCase, RandomCase, SearchCase, StateRequest, WindowsCase
 from .judges import judge_bounds, judge_move, judge_random, judge_search
+from .smaller import position_size, smaller_positions
 
 # Windows with alpha < beta, as in the tree lab: with alpha == beta the textbook fail-soft
 # loop (raise alpha, cut on alpha >= beta) stops after one successor, and the contract
@@ -42,15 +43,29 @@ def windows_case(positions: list[Position], values: list[int]) -> tuple[list[Sta
 
 
 def random_plan(number: int, position: Position) -> CasePlan:
+    return position_random_plan(f"random {number}", position)
+
+
+def position_random_plan(name: str, position: Position, request_id: str | None = None) -> CasePlan:
     """One hidden position, judged like the fixed cases together: value, counts, best_move
-    and the bound specification."""
-    name = f"random {number}"
+    and the bound specification. It shrinks to smaller positions of its game (negamax/smaller.py)."""
     game = position.game
     calls = [position.request_call("value", trace=True), position.request_call("best_move")]
     value = true_value(game, position.state, position.player)
     window_calls, windows = windows_case([position], [value])
     case = RandomCase(position, value, windows)
-    return CasePlan(name, game_request(name, game, calls + window_calls), ("random",), partial(judge_random, case=case))
+    size, text = position_size(position)
+    return CasePlan(
+        name,
+        game_request(request_id or name, game, calls + window_calls),
+        ("random",),
+        partial(judge_random, case=case),
+        shrink=Shrinkable(
+            size,
+            text,
+            lambda: (position_random_plan(name, p, f"{name}/smaller") for p in smaller_positions(position)),
+        ),
+    )
 
 
 def position_plans(case: PositionCase) -> list[CasePlan]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 from reference.games import GAMES, load_game
@@ -33,7 +34,8 @@ def random_positions(spec: Spec, seed: int) -> list[Position]:
     assert spec.random is not None
     settings = read_settings(spec, RANDOM_SETTINGS)
     games = settings["games"]
-    return [random_position(games[i % len(games)], settings, rng(seed, i)) for i in range(spec.random.count)]
+    positions = [random_position(games[i % len(games)], settings, rng(seed, i)) for i in range(spec.random.count)]
+    return [replace(p, strict=spec.conventions.strict) for p in positions]
 
 
 def random_position(name: str, settings: dict[str, Any], rng: random.Random) -> Position:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import reference.tictactoe as rules
-from reference.tictactoe_bugs import BUG_HINTS
+from reference.tictactoe_bugs import BUG_HINTS, MIRRORED_HINTS, hints_for
 
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
@@ -39,7 +39,11 @@ class TicTacToeLab(Lab):
 
     kinds = ("game_over", "value", "nodes", "pruned", "choice", "bounds")
     observed_fields = {"expanded": "labels"}
-    bug_hints = BUG_HINTS
+    bug_hints = {**BUG_HINTS, **MIRRORED_HINTS}  # a strict course's mirrored bug too
+    conventions = ("cutoff", "returns")
+
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        return hints_for(spec.conventions.strict)
 
     def cases(self, spec: Spec) -> list[GameOverCase | PositionCase]:
         return read_cases(spec)
@@ -49,7 +53,7 @@ class TicTacToeLab(Lab):
 
     def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
         return [
-            random_plan(index + 1, position, finished)
+            random_plan(index + 1, position, finished, spec.conventions)
             for index, (position, finished) in enumerate(random_positions(spec, seed))
         ]
 

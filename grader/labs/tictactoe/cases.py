@@ -77,16 +77,18 @@ def expansions_digest(boards: list[str]) -> str:
 @dataclass(frozen=True)
 class Expansions:
     """The boards the reference's search expands, in order: listed, or (long lists) only
-    their count and digest, the list being recomputed to show where a search parts."""
+    their count and digest, the list being recomputed to show where a search parts.
+    `strict`: the course cuts off only when maxUtility > beta (spec.Conventions)."""
 
     position: Position
     count: int
     digest: str
     boards: tuple[str, ...] | None = None
+    strict: bool = False
 
     @classmethod
-    def listed(cls, position: Position, boards: list[str]) -> Expansions:
-        return cls(position, len(boards), expansions_digest(boards), tuple(boards))
+    def listed(cls, position: Position, boards: list[str], strict: bool = False) -> Expansions:
+        return cls(position, len(boards), expansions_digest(boards), tuple(boards), strict)
 
     def same(self, seen: list[str], total: int) -> bool:
         if total != self.count or len(seen) != total:
@@ -96,7 +98,7 @@ class Expansions:
     def full(self) -> list[str]:
         if self.boards is not None:
             return list(self.boards)
-        return lab_minimax(self.position.array(), self.position.player).expanded
+        return lab_minimax(self.position.array(), self.position.player, strict=self.strict).expanded
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,11 @@ class Expected:
     expanded: Expansions
     bound_values: dict[str, int]
 
+    @property
+    def strict(self) -> bool:
+        """Whether the course cuts off only past the bound (the reference's search did)."""
+        return self.expanded.strict
+
 
 def bound_value(position: Position, function: str) -> int:
     """The true value that `function` must respect at `position` (BOUND_SEARCHES)."""
@@ -117,13 +124,13 @@ def bound_value(position: Position, function: str) -> int:
     return position_value(position.array(), position.player, relative * position.player, depth)
 
 
-def reference_expectations(position: Position) -> Expected:
-    result = lab_minimax(position.array(), position.player)
+def reference_expectations(position: Position, strict: bool = False) -> Expected:
+    result = lab_minimax(position.array(), position.player, strict=strict)
     return Expected(
         result.points,
         result.nodes_visited,
         frozenset(optimal_moves(position.array(), position.player)),
-        Expansions.listed(position, result.expanded),
+        Expansions.listed(position, result.expanded, strict),
         {function: bound_value(position, function) for function, _, _ in BOUND_SEARCHES},
     )
 
@@ -160,6 +167,7 @@ class GameOverCase:
                 f"must list one [finished, status] pair (true/false, 1/-1/0) per board ({len(self.boards)})",
             )
         self.expected = [(bool(f), int(s)) for f, s in pairs]
+        self.strict = spec.conventions.strict
 
     def verify(self, path: str) -> list[str]:
         actual = [game_over(parse_board(b)) for b in self.boards]
@@ -210,6 +218,7 @@ class PositionCase:
                 raw, "board", f"{where}.board", f"must be a legal unfinished board on which {MARK[player]} may move"
             )
         self.position = Position(board, player)
+        self.conventions = spec.conventions
         needed = expected_keys(spec, self.header, EXPECT_KEYS)
         self.expected = self._read_expected(spec, needed)
 
@@ -238,9 +247,9 @@ class PositionCase:
         if isinstance(expanded, dict):
             if set(expanded) != {"count", "sha256"} or not isinstance(expanded["count"], int):
                 raise spec.error(expect, "expanded", f"{where}.expect.expanded", "must be {count: N, sha256: HEX}")
-            expansions = Expansions(position, expanded["count"], str(expanded["sha256"]))
+            expansions = Expansions(position, expanded["count"], str(expanded["sha256"]), None, spec.conventions.strict)
         else:
-            expansions = Expansions.listed(position, list(expanded or ()))
+            expansions = Expansions.listed(position, list(expanded or ()), spec.conventions.strict)
         values = expect.get("bound_values", {})
         functions = {function for function, _, _ in BOUND_SEARCHES}
         if values and (set(values) != functions or not all(is_number(v) for v in values.values())):
@@ -250,7 +259,7 @@ class PositionCase:
         return Expected(expect.get("points", 0), expect.get("nodes_visited", 0), moves, expansions, dict(values))
 
     def verify(self, path: str) -> list[str]:
-        truth = reference_expectations(self.position)
+        truth = reference_expectations(self.position, self.conventions.strict)
         stored = self.expect
         actual: dict[str, Any] = {
             "points": truth.points,
@@ -288,6 +297,7 @@ class GameOverBoards:
 
     boards: tuple[str, ...]
     expected: tuple[tuple[bool, int], ...]
+    strict: bool = False  # the course's cut-off (the bug replays' names follow it)
 
 
 @dataclass(frozen=True)
@@ -308,6 +318,7 @@ class WindowsCase:
     position: Position
     calls: tuple[BoardRequest, ...]
     probes: tuple[BoundProbe, ...]
+    strict: bool = False  # the course's cut-off (the bug replays follow it)
 
 
 @dataclass(frozen=True)

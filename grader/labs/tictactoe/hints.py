@@ -7,7 +7,7 @@ import re
 from functools import cache
 from typing import Any
 
-from reference.tictactoe_bugs import BUGS, Watch, bug_game_over, watched_replay
+from reference.tictactoe_bugs import Watch, bug_game_over, bugs_for, watched_replay
 
 from ...checks.show import describe_error, is_number, show
 from ..kit.observations import answer_at
@@ -157,7 +157,9 @@ def _observed_search(observation: BoardCall) -> tuple[Watch, Any, Any, Any] | No
     return Watch(seen, total), observation.get("choice"), observation.get("points"), observation.get("nodes")
 
 
-def replayed_bugs(call: BoardRequest, observation: BoardCall, *, by_value: bool = True) -> frozenset[str]:
+def replayed_bugs(
+    call: BoardRequest, observation: BoardCall, *, by_value: bool = True, strict: bool = False
+) -> frozenset[str]:
     """Classic bugs whose `call` (a request's call: function, board, args) expands the boards
     the student's search expanded and counts the same nodes_visited; `by_value`, also returns
     the same choice and utility (asked at minimax's full window only: on a narrowed window a
@@ -169,7 +171,7 @@ def replayed_bugs(call: BoardRequest, observation: BoardCall, *, by_value: bool 
         return frozenset()
     watch, choice, points, nodes = seen
     found = set()
-    for bug in BUGS:
+    for bug in bugs_for(strict):
         for rules in bug.variants:
             replay = watched_replay(rules, call["function"], call["board"], call["args"], watch)
             if replay is None or not _same_number(replay.nodes_visited, nodes):
@@ -182,19 +184,19 @@ def replayed_bugs(call: BoardRequest, observation: BoardCall, *, by_value: bool 
 
 
 def bugs_behind_calls(
-    calls: list[BoardRequest], observed: list[BoardCall], *, by_value: bool = False
+    calls: list[BoardRequest], observed: list[BoardCall], *, by_value: bool = False, strict: bool = False
 ) -> frozenset[str]:
     """Classic bugs that reproduce every call of a request (see replayed_bugs); a call that
     never answered is no replay's."""
-    consistent = frozenset(bug.name for bug in BUGS)
+    consistent = frozenset(bug.name for bug in bugs_for(strict))
     for index, call in enumerate(calls):
-        consistent &= replayed_bugs(call, answer_at(observed, index), by_value=by_value)
+        consistent &= replayed_bugs(call, answer_at(observed, index), by_value=by_value, strict=strict)
         if not consistent:
             break  # nothing left to rule out
     return consistent
 
 
-def game_over_bugs(boards: list[str], observed: list[BoardCall], pair: Any) -> frozenset[str]:
+def game_over_bugs(boards: list[str], observed: list[BoardCall], pair: Any, strict: bool = False) -> frozenset[str]:
     """Classic bugs whose game_over returns what the student's did on every board; `pair`
     reads (finished, status) from an observation's `returned` (None: not such a pair, which
     no replay returns)."""
@@ -204,7 +206,7 @@ def game_over_bugs(boards: list[str], observed: list[BoardCall], pair: Any) -> f
         got.append(None if observation.get("error") else pair(observation.get("returned")))
     return frozenset(
         bug.name
-        for bug in BUGS
+        for bug in bugs_for(strict)
         if any(all(bug_game_over(rules, b) == g for b, g in zip(boards, got)) for rules in bug.variants)
     )
 

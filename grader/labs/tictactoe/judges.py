@@ -41,21 +41,21 @@ SHOWN_FAILURES = 3
 
 def judge_game_over(observed: list[BoardCall], case: GameOverBoards) -> Judgement:
     """game_over on every board of the case."""
-    bugs = cache(lambda: game_over_bugs(list(case.boards), observed, returned_pair))
+    bugs = cache(lambda: game_over_bugs(list(case.boards), observed, returned_pair, case.strict))
     verdict = game_over_verdict(list(case.boards), list(case.expected), observed)
     return Judgement(named({"game_over": verdict}, bugs), bugs)
 
 
 def judge_search(observed: list[BoardCall], case: SearchCase) -> Judgement:
     """minimax at the case's position: score, nodes_visited, boards expanded and move."""
-    bugs = cache(lambda: replayed_bugs(case.call, answer_at(observed)))
+    bugs = cache(lambda: replayed_bugs(case.call, answer_at(observed), strict=case.expected.strict))
     verdicts = minimax_verdicts(answer_at(observed), case.position, case.expected, case.kinds)
     return Judgement(named(verdicts, bugs), bugs)
 
 
 def judge_bounds(observed: list[BoardCall], case: WindowsCase) -> Judgement:
     """maximize and minimize with narrowed windows against the bound specification."""
-    bugs = cache(lambda: bugs_behind_calls(list(case.calls), observed))
+    bugs = cache(lambda: bugs_behind_calls(list(case.calls), observed, strict=case.strict))
     verdict = bounds_verdict(case.position, list(case.probes), observed)
     return Judgement(named({"bounds": verdict}, bugs), bugs)
 
@@ -259,13 +259,13 @@ def pruned_verdict(observation: BoardCall, position: Position, expected: Expecte
         )
     elif total > reference.count:
         hint = (
-            "Your search prunes less than the reference: stop the loop as soon as maxUtility >= beta "
-            "(minUtility <= alpha), and raise alpha (lower beta) whenever the best utility improves it."
+            f"Your search prunes less than the reference: stop the loop as soon as {cutoff_rule(reference.strict)}, "
+            "and raise alpha (lower beta) whenever the best utility improves it."
         )
     elif total < reference.count:
         hint = (
             "Your search skips boards the reference expands: go through every child in the order "
-            "get_childs gives, cut off only when maxUtility >= beta (minUtility <= alpha), and treat "
+            f"get_childs gives, cut off only when {cutoff_rule(reference.strict)}, and treat "
             "only boards where someone has won or no cell is empty as finished."
         )
     lines.append(position.drawing())
@@ -350,3 +350,8 @@ def bounds_verdict(position: Position, probes: list[BoundProbe], calls: list[Boa
         "10 - (depth + k) for `player`, a loss (depth + k) - 10.)"
     )
     return Verdict.fail(f"{verdict.message}{depth_note}\n{position.drawing()}")
+
+
+def cutoff_rule(strict: bool) -> str:
+    """The course's cut-off test in the skeleton's words (spec.Conventions)."""
+    return "maxUtility > beta (minUtility < alpha)" if strict else "maxUtility >= beta (minUtility <= alpha)"

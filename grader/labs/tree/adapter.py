@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reference.tree_bugs import DIAGNOSIS_HINTS
+from reference.tree_bugs import DIAGNOSIS_HINTS, MIRRORED_HINTS, hints_for
 
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
@@ -22,8 +22,12 @@ class TreeLab(Lab):
     probe = ProbeSetup("tree", {"alphabeta": 4}, Path(__file__).with_name("observer.py"))
     api = {"alphabeta": "alphabeta(node, alpha, beta, max_player)"}
     kinds = CASE_KINDS
-    bug_hints = DIAGNOSIS_HINTS
+    bug_hints = {**DIAGNOSIS_HINTS, **MIRRORED_HINTS}  # a strict course's mirrored bug too
     observed_fields = {"reads": "labels"}
+    conventions = ("cutoff", "returns")
+
+    def hints(self, spec: Spec) -> Mapping[str, str]:
+        return hints_for(">" if spec.conventions.strict else ">=")
 
     def cases(self, spec: Spec) -> list[TreeCase]:
         return read_cases(spec)
@@ -32,7 +36,7 @@ class TreeLab(Lab):
         return case_plans(case)
 
     def random_plans(self, spec: Spec, seed: int) -> list[CasePlan]:
-        return [random_plan(index + 1, tree) for index, tree in enumerate(random_trees(spec, seed))]
+        return [random_plan(index + 1, tree, spec.conventions) for index, tree in enumerate(random_trees(spec, seed))]
 
     def check_random(self, spec: Spec) -> None:
         random_trees(spec, 0)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import inf
-from typing import Any
+from typing import Any, Literal
 
 from reference.tree_search import alphabeta
 from reference.trees import GameTree, TreeError
 
 from ...checks.bounds import BoundProbe
-from ...spec import Spec
+from ...spec import Conventions, Spec
 from ...spec.yaml_lines import LineDict
 from ..kit.fields import read_header, require
 from ..kit.messages import mismatch
@@ -44,12 +44,13 @@ class TreeCase:
                 expect, "pruned", f"{self.where}.expect.pruned", f"{unknown[0]!r} is not a node of the tree"
             )
         self.value, self.nodes, self.pruned = value, nodes, frozenset(pruned)
+        self.conventions = spec.conventions
 
     def line_of(self, key: str) -> int | None:
         return self.expect.lines.get(key, self.expect.line)
 
     def verify(self, path: str) -> list[str]:
-        result = alphabeta(self.tree)
+        result = alphabeta(self.tree, cutoff=cutoff_of(self.conventions))
         actual = {"value": result.value, "nodes": result.nodes, "pruned": sorted(result.trace.pruned)}
         problems = []
         for key, value in actual.items():
@@ -64,15 +65,22 @@ def read_cases(spec: Spec) -> list[TreeCase]:
     return [TreeCase(spec, index, raw, names) for index, raw in enumerate(spec.cases)]
 
 
+def cutoff_of(conventions: Conventions) -> Literal[">=", ">"]:
+    """The reference's cut-off test under the spec's conventions."""
+    return ">" if conventions.strict else ">="
+
+
 @dataclass(frozen=True)
 class SearchCase:
-    """What the root call `alphabeta(root, -inf, inf, True)` is judged against, in `kinds`."""
+    """What the root call `alphabeta(root, -inf, inf, True)` is judged against, in `kinds`;
+    `cutoff` is the course's (the bug replays follow it)."""
 
     tree: GameTree
     value: float
     nodes: int
     expected_order: tuple[str, ...]  # the nodes the reference reads, in order
     kinds: tuple[str, ...]
+    cutoff: Literal[">=", ">"] = ">="
 
     @property
     def call(self) -> list:
@@ -86,6 +94,7 @@ class BoundsCase:
     tree: GameTree
     calls: tuple[list, ...]
     probes: tuple[BoundProbe, ...]
+    cutoff: Literal[">=", ">"] = ">="
 
 
 def root_call(tree: GameTree) -> list:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.tree_bugs import BUGGY_CALLS, HARDCODED_ANSWER
+from reference.tree_bugs import HARDCODED_ANSWER, buggy_calls
 from reference.trees import GameTree
 
 from ...checks.expansions import matching_bugs
@@ -19,7 +19,7 @@ NO_READS_HINT = (
 
 
 def replayed_bugs(
-    tree: GameTree, call: list, reads: list[str], returned: object, by_value: bool = True
+    tree: GameTree, call: list, reads: list[str], returned: object, by_value: bool = True, cutoff: str = ">="
 ) -> frozenset[str]:
     """Classic bugs whose `call` reads what the student read (and, `by_value`, returns what they
     returned). Reading nothing and returning the example's value is the hard-coded answer;
@@ -28,14 +28,16 @@ def replayed_bugs(
     if not reads:
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
         return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
-    results = {name: replay(tree, *call) for name, replay in BUGGY_CALLS.items()}
+    results = {name: replay(tree, *call) for name, replay in buggy_calls(cutoff).items()}
     by_reads = matching_bugs(reads, {name: result.trace.order for name, result in results.items()})
     if not by_value or not is_number(returned):
         return by_reads
     return frozenset(name for name in by_reads if results[name].value == returned)
 
 
-def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[ReadsCall]) -> frozenset[str] | None:
+def bugs_behind_calls(
+    tree: GameTree, calls: list[list], observed: list[ReadsCall], cutoff: str = ">="
+) -> frozenset[str] | None:
     """Classic bugs consistent with the reads of every direct call that did not raise. Values
     are not compared: on a narrowed window an accepted fail-hard search returns other values
     than the fail-soft replays, but it reads the same nodes."""
@@ -44,7 +46,7 @@ def bugs_behind_calls(tree: GameTree, calls: list[list], observed: list[ReadsCal
         if seen.get("error"):
             continue
         reads = [r for r in seen.get("reads", []) if isinstance(r, str)]
-        bugs = replayed_bugs(tree, call, reads, seen.get("returned"), by_value=False)
+        bugs = replayed_bugs(tree, call, reads, seen.get("returned"), by_value=False, cutoff=cutoff)
         consistent = bugs if consistent is None else consistent & bugs
         if not consistent:
             break  # nothing left to rule out

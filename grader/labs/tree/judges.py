@@ -29,7 +29,7 @@ def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
         failed = Verdict.fail(f"{text} raised {describe_error(call.get('error') or {})}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
-    bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned")))
+    bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned"), cutoff=case.cutoff))
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), case.value, text)
@@ -41,7 +41,7 @@ def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
     verdicts = {
         k: v if v.passed or v.diagnoses else v.with_diagnoses(tuple(sorted(bugs()))) for k, v in verdicts.items()
     }
-    picture = tree_details(tree, reads, list(case.expected_order), call.get("returned"), case.value)
+    picture = tree_details(tree, reads, list(case.expected_order), call.get("returned"), case.value, case.cutoff)
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
 
@@ -54,15 +54,18 @@ def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:
     if len(observed) < len(case.probes):
         results.append((case.probes[len(observed)], None, "got no answer: the calls stopped early"))
     return Judgement(
-        {"bounds": check_bounds(results)}, lambda: bugs_behind_calls(case.tree, list(case.calls), observed)
+        {"bounds": check_bounds(results)},
+        lambda: bugs_behind_calls(case.tree, list(case.calls), observed, case.cutoff),
     )
 
 
-def tree_details(tree: GameTree, reads: list[str], expected_order: list[str], returned: object, value: float) -> dict:
+def tree_details(
+    tree: GameTree, reads: list[str], expected_order: list[str], returned: object, value: float, cutoff: str = ">="
+) -> dict:
     """What a report needs to draw this case: the tree, both searches, the reference's
     alpha and beta on entering each node it read."""
     graph, leaves = tree.to_mapping()
-    windows = alphabeta(tree).trace.windows
+    windows = alphabeta(tree, cutoff=cutoff).trace.windows  # type: ignore[arg-type]
     return {
         "view": "tree",
         "root": tree.root,

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from functools import partial
 from math import inf
+from typing import Literal
 
-from reference.tree_search import alphabeta, true_value
+from reference.tree_search import SearchRules, alphabeta, run_search, true_value
 from reference.trees import GameTree
 
-from ...checks.bounds import BoundProbe
+from ...checks.bounds import BoundProbe, demanded
 from ...checks.show import show_call
-from ..kit import CasePlan, Judgement
+from ...spec import Conventions
+from ...spec.model import DEFAULT_CONVENTIONS
+from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import roll_up
-from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, root_call
+from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
+from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, cutoff_of, root_call
 from .judges import judge_bounds, judge_search
 
 
@@ -27,7 +31,7 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
     root_kinds = tuple(k for k in header.checks if k != "bounds")
     if root_kinds:
         order = tuple(n for n in tree.nodes() if n not in case.pruned)
-        search = SearchCase(tree, case.value, case.nodes, order, root_kinds)
+        search = SearchCase(tree, case.value, case.nodes, order, root_kinds, cutoff_of(case.conventions))
         plans.append(
             CasePlan(
                 header.name,
@@ -39,8 +43,13 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
             )
         )
     if "bounds" in header.checks and tree.internal_nodes():
-        paired = bound_probes(tree)
-        bounds = BoundsCase(tree, tuple(call for call, _ in paired), tuple(probe for _, probe in paired))
+        paired = bound_probes(tree, case.conventions)
+        bounds = BoundsCase(
+            tree,
+            tuple(call for call, _ in paired),
+            tuple(probe for _, probe in paired),
+            cutoff_of(case.conventions),
+        )
         plans.append(
             CasePlan(
                 header.name,
@@ -54,11 +63,29 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
     return plans
 
 
-def random_plan(number: int, tree: GameTree) -> CasePlan:
-    result = alphabeta(tree)
-    search = SearchCase(tree, result.value, result.nodes, tuple(result.trace.order), ("value", "pruned"))
-    name = f"random {number}"
-    return CasePlan(name, tree_request(name, tree, [root_call(tree)]), ("random",), partial(judge_random, case=search))
+def random_plan(number: int, tree: GameTree, conventions: Conventions = DEFAULT_CONVENTIONS) -> CasePlan:
+    return tree_random_plan(f"random {number}", tree, cutoff_of(conventions))
+
+
+def tree_random_plan(
+    name: str, tree: GameTree, cutoff: Literal[">=", ">"] = ">=", request_id: str | None = None
+) -> CasePlan:
+    """A random tree's request and judge; it shrinks to smaller trees (each its own plan,
+    its request named after the case it came from)."""
+    result = alphabeta(tree, cutoff=cutoff)
+    search = SearchCase(tree, result.value, result.nodes, tuple(result.trace.order), ("value", "pruned"), cutoff)
+    asked = request_id or name
+    return CasePlan(
+        name,
+        tree_request(asked, tree, [root_call(tree)]),
+        ("random",),
+        partial(judge_random, case=search),
+        shrink=Shrinkable(
+            tree_size(tree),
+            tree_text(tree),
+            lambda: (tree_random_plan(name, t, cutoff, f"{name}/smaller") for t in smaller_trees(tree)),
+        ),
+    )
 
 
 def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
@@ -76,9 +103,11 @@ def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
     return Judgement({"random": verdict}, judgement.consistent_bugs)
 
 
-def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:
+def bound_probes(tree: GameTree, conventions: Conventions = DEFAULT_CONVENTIONS) -> list[tuple[list, BoundProbe]]:
     """Calls at every internal node with windows below, around, above and touching its
-    true value, each paired with what the bound specification demands of it."""
+    true value, each paired with what the bound specification (and the course's return
+    convention, when it counts only one) demands of it."""
+    cutoff = cutoff_of(conventions)
     probes = []
     for node in tree.internal_nodes():
         v = true_value(tree, node)
@@ -95,5 +124,12 @@ def bound_probes(tree: GameTree) -> list[tuple[list, BoundProbe]]:
         ]
         for alpha, beta in windows:
             call = [node, alpha, beta, max_player]
-            probes.append((call, BoundProbe(show_call("alphabeta", *call), alpha, beta, v)))
+            soft = partial(soft_value, tree, node, alpha, beta, max_player, cutoff)
+            demand = demanded(conventions.only, v, alpha, beta, soft)
+            probes.append((call, BoundProbe(show_call("alphabeta", *call), alpha, beta, v, **demand)))
     return probes
+
+
+def soft_value(tree: GameTree, node: str, alpha: float, beta: float, max_player: bool, cutoff: str) -> float:
+    """What the course's fail-soft search returns for `alphabeta(node, alpha, beta, max_player)`."""
+    return run_search(tree, node, alpha, beta, max_player, SearchRules(cutoff=cutoff)).value  # type: ignore[arg-type]

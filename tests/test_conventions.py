@@ -1,0 +1,300 @@
+"""A course's own conventions (the spec's `conventions:`): a strict cut-off (prune only when
+alpha > beta) and which return convention counts as correct. The reference, the stored
+expectations, the accepted searches and the diagnoses follow the declaration; a bad one is
+a spec error naming the file and the line."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.grading import grade_submission
+from grader.labs import get_lab
+from grader.results import GradeReport
+from grader.spec import Conventions, SpecError, load_spec, spec_path
+
+from .conftest import PROJECT_DIR, TESTS_DIR
+
+EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tree-strict.yaml"
+TREE = TESTS_DIR / "fixtures" / "tree"
+# searches that cut off as soon as alpha >= beta: correct in the bundled spec
+INCLUSIVE = ("correct_seed_style", "correct_fail_hard", "correct_iterative", "correct_negamax")
+
+
+def failing_kinds(report: GradeReport) -> set[str]:
+    return {kind for kind, (got, most) in report.subtotals().items() if got < most}
+
+
+def explain(report: GradeReport) -> str:
+    return "\n".join(f"{t.name}: {t.output}" for t in report.tests if not t.passed) or "(no failed test)"
+
+
+@pytest.fixture(scope="module")
+def strict_spec():
+    return load_spec(EXAMPLE)
+
+
+@pytest.fixture(scope="module")
+def specs_verify() -> str:
+    """What a plain `abgrade specs verify` prints (it verifies the shipped examples too)."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "grader", "specs", "verify"], cwd=PROJECT_DIR, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    return shown.stdout
+
+
+def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec, specs_verify):
+    assert strict_spec.conventions.strict and strict_spec.conventions.only is None
+    assert get_lab("tree").verify(strict_spec) == []
+    assert "specs/examples/tree-strict.yaml: ok (4 fixed cases)" in specs_verify
+
+
+def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec):
+    report = grade("bug_strict_cutoff", spec=strict_spec)
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", INCLUSIVE)
+def test_an_inclusive_search_gets_the_mirrored_diagnosis(grade, strict_spec, name):
+    report = grade(name, spec=strict_spec)
+    assert failing_kinds(report) == {"nodes", "pruned", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"inclusive_cutoff"}, explain(report)
+    (first,) = [t for t in report.tests if t.name == "equal-bounds: pruned"]
+    assert "Likely cause: You cut off as soon as alpha >= beta; this course prunes only when alpha > beta" in (
+        first.output
+    )
+    assert "strict_cutoff" not in str([t.tags for t in report.tests])
+
+
+def test_the_bundled_spec_still_calls_the_strict_cutoff_the_bug(grade):
+    report = grade("bug_strict_cutoff")
+    assert {d for t in report.tests for d in t.diagnoses} == {"strict_cutoff"}
+
+
+def with_conventions(tmp_path: Path, text: str, name: str = "tree.yaml") -> Path:
+    """specs/tree.yaml with `text` (a `conventions:` block) after its title."""
+    bundled = spec_path("tree").read_text()
+    head, marker, rest = bundled.partition("\nlimits:")
+    path = tmp_path / name
+    path.write_text(f"{head}\n{text}\n{marker.lstrip()}{rest}")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("returns", "passes", "fails", "says"),
+    [
+        ("fail-hard", "correct_fail_hard", "correct_seed_style", "fail hard (the spec's conventions)"),
+        ("fail-soft", "correct_seed_style", "correct_fail_hard", "fail soft (the spec's conventions)"),
+    ],
+)
+def test_one_return_convention_only_counts_that_one_on_narrowed_windows(grade, tmp_path, returns, passes, fails, says):
+    spec = load_spec(with_conventions(tmp_path, f"conventions:\n  returns: [{returns}]"))
+    assert spec.conventions.only == returns and get_lab("tree").verify(spec) == []
+    good = grade(passes, spec=spec)
+    assert good.score == good.max_score, explain(good)
+    bad = grade(fails, spec=spec)
+    assert failing_kinds(bad) == {"bounds"}, explain(bad)
+    first = next(t.output for t in bad.tests if t.kind == "bounds" and not t.passed)
+    assert says in first and "so the result must be exactly" in first, first
+
+
+def test_both_return_conventions_is_the_bound_specification(grade, tmp_path):
+    spec = load_spec(with_conventions(tmp_path, "conventions: {returns: [fail-soft, fail-hard], cutoff: inclusive}"))
+    for name in ("correct_fail_hard", "correct_seed_style", "correct_v_from_alpha"):
+        report = grade(name, spec=spec)
+        assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("conventions:\n  cutoff: lenient", 9, "conventions.cutoff: must be inclusive (prune when alpha >= beta)"),
+        ("conventions:\n  cutoff: strict\n  pruning: never", 10, "conventions.pruning: unknown convention"),
+        ("conventions:\n  returns: [fail-medium]", 9, "conventions.returns: must list what counts as correct"),
+        ("conventions:\n  returns: []", 9, "conventions.returns: must list what counts as correct"),
+        ("conventions: strict", 8, "conventions: must be a mapping, e.g. {cutoff: strict}"),
+    ],
+)
+def test_a_bad_convention_is_a_spec_error_with_file_and_line(tmp_path, text, line, problem):
+    path = with_conventions(tmp_path, text)
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    assert str(error.value).startswith(f"{path}:{line}: {problem}"), str(error.value)
+
+
+def test_a_lab_that_takes_no_conventions_says_so(tmp_path):
+    """A lab folder's reference is the course's own: it declares no conventions."""
+    folder = tmp_path / "nim"
+    shutil.copytree(PROJECT_DIR / "examples" / "labs" / "nim", folder)
+    spec = folder / "spec.yaml"
+    spec.write_text(spec.read_text().replace("\nlimits:", "\nconventions: {cutoff: strict}\n\nlimits:", 1))
+    get_lab(str(folder))  # the folder is read; its spec when a grading needs it
+    with pytest.raises(SpecError) as error:
+        load_spec(spec)
+    assert "conventions.cutoff: not a convention of this lab (the nim lab takes none" in str(error.value)
+    assert str(error.value).startswith(f"{spec}:")
+
+
+TICTACTOE_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tictactoe-strict.yaml"
+TICTACTOE = TESTS_DIR / "fixtures" / "tictactoe"
+
+
+@pytest.fixture(scope="module")
+def tictactoe_strict():
+    spec = load_spec(TICTACTOE_EXAMPLE)
+    assert spec.conventions.strict and get_lab("tictactoe").verify(spec) == []
+    return spec
+
+
+@pytest.fixture(scope="module")
+def grade_tictactoe(tictactoe_strict):
+    """`grade_tictactoe(name)`: a tic-tac-toe fixture graded once under the strict example."""
+    lab = get_lab("tictactoe")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(TICTACTOE / f"{name}.py", lab, tictactoe_strict, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_tictactoe_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/tictactoe-strict.yaml: ok" in specs_verify
+
+
+def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe):
+    report = grade_tictactoe("strict_course")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["correct_prints", "correct_fail_hard", "bug_strict_cutoff"])
+def test_a_tictactoe_search_that_cuts_off_on_equality_gets_the_mirrored_diagnosis(grade_tictactoe, name):
+    """The skeleton's `>=` / `<=` (both sides, or, for bug_strict_cutoff, the MIN side left)
+    is the strict course's bug: it prunes boards the course expands."""
+    report = grade_tictactoe(name)
+    assert failing_kinds(report) == {"nodes", "pruned", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"inclusive_cutoff"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "pruned" and not t.passed)
+    assert "Likely cause: You cut off as soon as maxUtility >= beta" in first, first
+    assert "strict_cutoff" not in str([t.tags for t in report.tests])
+
+
+def test_other_tictactoe_bugs_keep_their_names_under_the_strict_convention(grade_tictactoe):
+    report = grade_tictactoe("bug_no_pruning")
+    assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning"}, explain(report)
+
+
+AGENTS_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "agents-strict.yaml"
+AGENTS = TESTS_DIR / "fixtures" / "agents"
+
+
+@pytest.fixture(scope="module")
+def grade_agents():
+    """`grade_agents(name)`: an agents fixture graded once under the strict example."""
+    spec = load_spec(AGENTS_EXAMPLE)
+    assert spec.conventions.strict and get_lab("agents").verify(spec) == []
+    lab = get_lab("agents")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(AGENTS / f"{name}.py", lab, spec, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_agents_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/agents-strict.yaml: ok" in specs_verify
+
+
+def test_the_chapters_prose_cutoff_gets_full_marks_under_the_strict_convention(grade_agents):
+    """bug_strict_cutoff cuts off only when alpha > -beta: the bundled spec's bug, this course's way."""
+    report = grade_agents("bug_strict_cutoff")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["correct_chapter", "correct_inf_bounds"])
+def test_the_chapters_code_gets_the_mirrored_diagnosis_under_the_strict_convention(grade_agents, name):
+    report = grade_agents(name)
+    assert failing_kinds(report) == {"nodes", "speedup", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"inclusive_cutoff"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "cut-off when alpha > -beta" in first and "Likely cause: You cut off as soon as alpha >= -beta" in first
+    assert "strict_cutoff" not in str([t.tags for t in report.tests])
+
+
+def test_other_agents_bugs_are_replayed_on_the_strict_search(grade_agents):
+    report = grade_agents("bug_no_pruning")
+    assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning", "bounds_never_updated"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "as soon as alpha > -beta" in first, first
+
+
+NEGAMAX_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "negamax-strict.yaml"
+NEGAMAX = TESTS_DIR / "fixtures" / "negamax"
+
+
+@pytest.fixture(scope="module")
+def grade_negamax():
+    """`grade_negamax(name)`: a negamax fixture graded once under the strict example."""
+    spec = load_spec(NEGAMAX_EXAMPLE)
+    assert spec.conventions.strict and get_lab("negamax").verify(spec) == []
+    lab = get_lab("negamax")
+    reports: dict[str, GradeReport] = {}
+
+    def grade_once(name: str) -> GradeReport:
+        if name not in reports:
+            reports[name] = grade_submission(NEGAMAX / f"{name}.py", lab, spec, seed=1)
+        return reports[name]
+
+    return grade_once
+
+
+def test_the_negamax_example_is_verified_by_a_plain_specs_verify(specs_verify):
+    assert "specs/examples/negamax-strict.yaml: ok" in specs_verify
+
+
+def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax):
+    report = grade_negamax("strict_cutoff")
+    assert report.score == report.max_score, explain(report)
+
+
+@pytest.mark.parametrize("name", ["course", "fail_hard"])
+def test_the_course_code_loses_counts_under_the_strict_convention_and_is_told_the_courses_cutoff(grade_negamax, name):
+    """Its values, moves and bounds are right; its counts are an inclusive cut-off's. (The
+    negamax lab diagnoses sign errors only, so there is no cut-off bug to mirror: the
+    direction hint names the course's cut-off.)"""
+    report = grade_negamax(name)
+    assert failing_kinds(report) == {"nodes", "random"}, explain(report)
+    first = next(t.output for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "cut off only when val > beta" in first, first
+    ties = next(t.output for t in report.tests if t.name == "tree-ties: nodes")
+    assert "it stops at a finished successor worth exactly beta" in ties, ties
+
+
+@pytest.mark.parametrize(
+    ("returns", "passes", "fails"),
+    [("fail-hard", "correct_fail_hard", "correct_prints"), ("fail-soft", "correct_prints", "correct_fail_hard")],
+)
+def test_one_return_convention_at_tictactoe_counts_only_that_one(returns, passes, fails):
+    """The bundled tic-tac-toe spec (its large positions left out) with `returns: [...]`:
+    the bounds windows demand exactly that convention's result."""
+    bundled = load_spec(spec_path("tictactoe"))
+    small = [c for c in bundled.cases if c["name"] not in ("empty-board", "course-second-move", "x-answers-corner")]
+    spec = dataclasses.replace(bundled, cases=small, conventions=Conventions(returns=frozenset({returns})))
+    lab = get_lab("tictactoe")
+    good = grade_submission(TICTACTOE / f"{passes}.py", lab, spec, seed=1)
+    assert good.score == good.max_score, explain(good)
+    bad = grade_submission(TICTACTOE / f"{fails}.py", lab, spec, seed=1)
+    assert failing_kinds(bad) == {"bounds", "random"}, explain(bad)
+    first = next(t.output for t in bad.tests if t.kind == "bounds" and not t.passed)
+    assert f"this course's searches {returns.replace('-', ' ')} (the spec's conventions)" in first, first
