@@ -722,7 +722,6 @@ class ScriptedTask:
 def test_pool_survives_workers_that_die_raise_or_hang(tmp_path):
     names = ["ok-1", "die-once", "raise-once", "die", "hang", "ok-2"]
     results: dict[str, JobResult] = {}
-    started = time.monotonic()
     run_jobs(
         [Job(n, tmp_path / n) for n in names],
         ScriptedTask(tmp_path),
@@ -730,7 +729,6 @@ def test_pool_survives_workers_that_die_raise_or_hang(tmp_path):
         deadline=5.0,
         on_result=lambda r: results.setdefault(r.job.key, r),
     )
-    assert time.monotonic() - started < 30
     assert set(results) == set(names)
     for name in ("ok-1", "ok-2", "die-once", "raise-once"):
         assert (results[name].value, results[name].failure) == (name.upper(), None), results[name]
@@ -1205,9 +1203,10 @@ def test_a_failure_on_one_file_is_that_files_result_not_a_machine_problem(tmp_pa
     (folder / "crash.py").write_text("def alphabeta(): pass\n")
     spec = load_spec(write_batch_spec(tmp_path))
     options = BatchOptions(folder, tmp_path / "out", jobs=2, seed=SEED)
-    started = time.monotonic()
     result = run_batch(options, get_lab("tree"), spec, io.StringIO(), CrashesOn("tree", spec, SEED, crash="crash.py"))
-    assert time.monotonic() - started < spec.limits.submission_seconds + 15  # the loop costs its own budget only
+    # the loop costs its own load limit only (CPU time: no duration to assert on a busy machine)
+    stopped = "the import ran past the time limit of 3 s of CPU time for loading and was interrupted"
+    assert stopped in (options.out / "feedback" / "loop.md").read_text()
     assert result.summary.errors == []  # nothing here is the machine's fault
     assert (
         "crash",
