@@ -120,6 +120,7 @@ def test_garbage_is_a_protocol_failure(peer, line, why):
     assert isinstance(reply, WorkerFailure) and reply.kind == "protocol" and why in reply.message
 
 
+@pytest.mark.timing
 def test_messages_split_and_joined_arrive_one_by_one(peer):
     code = (
         "import os, time\nos.write(1, b'{\"a\": 1}\\n{\"b\"')\ntime.sleep(0.3)\nos.write(1, b': 2}\\n')\ntime.sleep(60)"

@@ -589,6 +589,7 @@ def test_single_successor_choice():
 # -- game-theoretic results: the `solved` positions ----------------------------
 
 
+@pytest.mark.timing
 def test_solved_positions_are_solved_by_the_seed_search():
     positions = load_solved_positions()
     assert 10 <= len(positions) <= 20
