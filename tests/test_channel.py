@@ -165,6 +165,7 @@ def _failed_outputs(report) -> str:
     return "\n".join(t.output for t in report.tests if not t.passed)
 
 
+@pytest.mark.slow
 @pytest.mark.timing
 def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     """Where the student runs as the grader's own user it can fill its request pipe and

@@ -243,6 +243,7 @@ def test_demo_exits_0():
     no_traceback(run)
 
 
+@pytest.mark.slow
 def test_specs_verify_exits_0():
     run = abgrade("specs", "verify")
     assert run.returncode == 0, run.stdout

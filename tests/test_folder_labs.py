@@ -94,6 +94,7 @@ def short_limits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return specs
 
 
+@pytest.mark.slow
 @pytest.mark.timing
 def test_a_hostile_nim_submission_is_contained(tmp_path: Path, short_limits: dict[str, Path]) -> None:
     """It can't read the lab's reference (the folder is hidden from its process), its

@@ -495,6 +495,7 @@ def test_bugs_that_store_wrong_flags_give_wrong_values_on_narrow_windows():
     assert broken["flags_swapped"] > 0 and broken["always_exact"] > 0
 
 
+@pytest.mark.slow
 def test_counting_bugs_are_told_apart_from_every_accepted_variant_somewhere():
     """The accepted variants count differently from one another (the nodes check must
     accept any of them), and each bug that only changes counts has a solved position
