@@ -28,6 +28,7 @@ from grader.labs import Lab
 from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox import kernel_zygote
 from grader.spec import Spec, load_spec
 from reference.tree_bugs import BUGGY_SEARCHES, DIAGNOSIS_HINTS
 from reference.tree_search import alphabeta as reference_alphabeta
@@ -300,8 +301,8 @@ def test_bug_expectations_match_the_reference(tree_lab, tree_spec, bug):
 # --- hostile and broken submissions -----------------------------------------------------------
 
 
-def _processes(matches: Callable[[int, str], bool]) -> list[int]:
-    """Live (non-zombie) processes whose (parent pid, command line) match."""
+def _processes(matches: Callable[[int, int, str], bool]) -> list[int]:
+    """Live (non-zombie) processes whose (pid, parent pid, command line) match."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -312,12 +313,12 @@ def _processes(matches: Callable[[int, str], bool]) -> list[int]:
         except OSError:
             continue
         state, parent = stat[stat.rfind(")") + 2 :].split()[:2]
-        if state != "Z" and matches(int(parent), cmdline):
+        if state != "Z" and matches(int(entry.name), int(parent), cmdline):
             found.append(int(entry.name))
     return found
 
 
-def _left_over(matches: Callable[[int, str], bool], wait: float = 30.0) -> list[int]:
+def _left_over(matches: Callable[[int, int, str], bool], wait: float = 30.0) -> list[int]:
     """Processes still matching after `wait` seconds (a SIGKILLed process may take a moment on
     a busy machine; the wait ends as soon as none is left)."""
     deadline = time.monotonic() + wait
@@ -326,11 +327,15 @@ def _left_over(matches: Callable[[int, str], bool], wait: float = 30.0) -> list[
     return found
 
 
-def _my_workers(parent: int, cmdline: str) -> bool:
-    """Children of this test process, except the fork server and resource tracker that
-    multiprocessing keeps for the whole process once a batch pool has used them."""
+def _my_workers(pid: int, parent: int, cmdline: str) -> bool:
+    """Children of this test process, except the helpers that live as long as it does once
+    used: the fork server and resource tracker of a batch pool's multiprocessing, and the
+    kernel zygote of a notebook graded earlier in this process (an earlier test file's)."""
     helpers = ("multiprocessing.forkserver", "multiprocessing.resource_tracker")
-    return parent == os.getpid() and not any(helper in cmdline for helper in helpers)
+    if parent != os.getpid() or any(helper in cmdline for helper in helpers):
+        return False
+    zygote = kernel_zygote._ZYGOTE
+    return not (zygote is not None and zygote.alive and pid == zygote.pid)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -345,7 +350,7 @@ def tie_loop(tmp_path_factory, grade, tight_spec):
     shutil.copyfile(TREE_SUBMISSIONS / "hostile_tie_loop.py", copy)
     report = grade(copy, spec=tight_spec)
     yield report, name
-    for pid in _processes(lambda parent, cmdline: name in cmdline):
+    for pid in _processes(lambda pid, parent, cmdline: name in cmdline):
         os.kill(pid, signal.SIGKILL)  # only ever the helpers this fixture's submission started
 
 
@@ -374,7 +379,7 @@ def test_no_process_outlives_the_grading(tie_loop):
     report, name = tie_loop
     if not re.search(r"helper process \d+ started", report.student_output):
         pytest.skip("the worker could not start a helper process here")
-    assert _left_over(lambda parent, cmdline: name in cmdline) == []
+    assert _left_over(lambda pid, parent, cmdline: name in cmdline) == []
     assert _left_over(_my_workers) == []
 
 
@@ -384,11 +389,11 @@ def test_process_scan_sees_a_live_process():
     marker = f"scan_control_{uuid.uuid4().hex[:12]}"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", marker])
     try:
-        assert _left_over(lambda parent, cmdline: marker in cmdline, wait=0) == [sleeper.pid]
+        assert _left_over(lambda pid, parent, cmdline: marker in cmdline, wait=0) == [sleeper.pid]
     finally:
         sleeper.kill()
         sleeper.wait()
-    assert _left_over(lambda parent, cmdline: marker in cmdline) == []
+    assert _left_over(lambda pid, parent, cmdline: marker in cmdline) == []
 
 
 @pytest.fixture(scope="module")
