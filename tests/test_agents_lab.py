@@ -2,11 +2,13 @@
 worker processes and notebook kernels, the skeleton and the reference solution, the spec
 and its verification, what travels to the student's process, and the matches.
 
-Fixtures are graded against the bundled spec with shorter matches (four games each, two
-per side) to keep this file fast; the reference solution and the chapter's code are graded
-against the whole spec. Every bug fixture loses points exactly in the kinds
-`reference.agents.BUGS` says it must (`Variant.fails`), plus `random` (the hidden positions
-show every bug too, for the fixed seed).
+Fixtures are graded against the bundled spec with shorter matches (two games each, one
+per side, and two in each hidden random match) to keep this file fast: a match's games
+cost most of an accepted variant's grading, and a bug that loses games loses one of two.
+The reference solution and the chapter's code are graded against the whole spec. Every
+bug fixture loses points exactly in the kinds `reference.agents.BUGS` says it must
+(`Variant.fails`), plus `random` (the hidden positions show every bug too, for the fixed
+seed).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .notebook_builder import notebook_from_py
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 SEED = 1
 EVERY_KIND = {"load", "value", "bounds", "nodes", "choice", "games", "speedup", "random", "limits"}
-SHORT_GAMES = 4
+SHORT_GAMES = 2
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def spec():
 
 @pytest.fixture(scope="module")
 def short_spec(spec):
-    """The spec with four games per match (two as each side)."""
+    """The spec with two games per match (one as each side), the random matches too."""
     cases = []
     for case in spec.cases:
         if "match" in case:
@@ -55,7 +57,9 @@ def short_spec(spec):
             case["match"] = type(case["match"])(case["match"])
             case["match"]["games"] = SHORT_GAMES
         cases.append(case)
-    return dataclasses.replace(spec, cases=cases)
+    assert spec.random is not None
+    random = dataclasses.replace(spec.random, params={**spec.random.params, "games": SHORT_GAMES})
+    return dataclasses.replace(spec, cases=cases, random=random)
 
 
 @pytest.fixture(scope="module")
@@ -95,11 +99,13 @@ def test_accepted_variant_gets_full_marks(grade, name):
     assert report.score == report.max_score, explain(report)
 
 
+@pytest.mark.slow
 def test_the_reference_solution_gets_full_marks_on_the_whole_spec(grade):
     report = grade(SOLUTIONS_DIR / "agents.py", full=True)
     assert report.score == report.max_score, explain(report)
 
 
+@pytest.mark.slow
 def test_the_chapters_code_gets_full_marks_on_the_whole_spec(grade):
     report = grade("correct_chapter", full=True)
     assert report.score == report.max_score, explain(report)
@@ -134,7 +140,14 @@ def bug_fixture(name: str) -> str:
     return f"bug_{name}"
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+# the bugs that search (nearly) unpruned cost the most: their whole spec's searches, from
+# the empty board
+HEAVY = {"no_pruning", "bounds_never_updated", "strict_cutoff"}
+
+
+@pytest.mark.parametrize(
+    "bug", [pytest.param(bug, id=bug.name, marks=[pytest.mark.slow] if bug.name in HEAVY else []) for bug in BUGS]
+)
 def test_bug_loses_points_in_exactly_its_kinds(grade, bug):
     report = grade(bug_fixture(bug.name))
     assert failing_kinds(report) == set(bug.fails) | {"random"}, explain(report)
@@ -265,6 +278,7 @@ def test_the_skeleton_imports_the_environments_as_the_chapter_does():
 # --- the spec and what reaches the student ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_stored_expectations_are_the_references(lab, spec):
     assert lab.verify(spec) == []
 

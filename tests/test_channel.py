@@ -1,19 +1,25 @@
 """The private channel is bounded (issue 13): a peer that stops reading, sends endless
 bytes, nests JSON without end or sends garbage ends that worker with a timeout or
-protocol failure, in bounded time, and never hangs or crashes the grader. Peers are real
-processes; the last tests grade hostile fixture submissions end to end."""
+protocol failure, and never hangs or crashes the grader. Peers are real processes; the
+last tests grade hostile fixture submissions end to end.
+
+No test here times anything (issue 22, point 7: a busy machine may run it ten times
+slower). A deadline test's peer sleeps for a minute and then exits, so a deadline that
+didn't work shows as a `died` failure, never as a `timeout`; a waiting test gives the
+peer a generous minute to start and answer. How fast the depth of a 64 MiB line is
+measured is a figure of bench/bench_channel.py."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from grader.grading import grade_submission
 from grader.labs import get_lab
+from grader.results import GradeReport
 from grader.sandbox.channel import (
     MAX_JSON_DEPTH,
     MAX_LINE_BYTES,
@@ -27,6 +33,7 @@ from grader.spec import load_spec
 TESTS = Path(__file__).resolve().parent
 HOSTILE = TESTS / "fixtures" / "hostile"
 TIGHT = TESTS / "fixtures" / "specs" / "tree_tight_limits.yaml"
+STARTED = 60  # seconds a peer may take to start and answer on a busy machine (setup, not judged)
 
 
 class Peer:
@@ -65,36 +72,36 @@ def peer():
         p.close()
 
 
+@pytest.mark.timing
 def test_a_peer_that_stops_reading_is_a_timeout_not_a_hang(peer):
-    p = peer("import fcntl, time\nfcntl.fcntl(0, fcntl.F_SETPIPE_SZ, 4096)\ntime.sleep(60)")
-    time.sleep(0.2)  # let it shrink its pipe
-    started = time.monotonic()
+    code = (
+        "import fcntl, os, time\nfcntl.fcntl(0, fcntl.F_SETPIPE_SZ, 4096)\n"
+        "os.write(1, b'{\"shrunk\": 1}\\n')\ntime.sleep(60)"
+    )
+    p = peer(code)
+    assert p.channel.receive(timeout=STARTED) == {"shrunk": 1}  # its pipe is small before we write
     reply = p.channel.request({"op": "case", "data": "x" * 1_000_000}, timeout=1.0)
-    assert time.monotonic() - started < 3
-    assert isinstance(reply, WorkerFailure) and reply.kind == "timeout"
+    assert isinstance(reply, WorkerFailure) and reply.kind == "timeout"  # not `died`, a minute later
     assert "stopped reading its input" in reply.message and p.kills == 1
 
 
+@pytest.mark.timing
 def test_send_alone_has_a_deadline_too(peer):
     p = peer("import time\ntime.sleep(60)")
-    started = time.monotonic()
     failure = p.channel.send({"data": "x" * 2_000_000}, timeout=0.5)
-    assert time.monotonic() - started < 2.5
-    assert failure is not None and failure.kind == "timeout"
+    assert failure is not None and failure.kind == "timeout"  # not `died`, a minute later
 
 
 def test_endless_bytes_without_newline_stop_at_the_line_cap(peer):
     p = peer("import os\nchunk = b'x' * 65536\nwhile True:\n    os.write(1, chunk)")
-    started = time.monotonic()
-    reply = p.channel.receive(timeout=60)
-    assert time.monotonic() - started < 15
-    assert isinstance(reply, WorkerFailure) and reply.kind == "protocol"
+    reply = p.channel.receive(timeout=STARTED * 2)
+    assert isinstance(reply, WorkerFailure) and reply.kind == "protocol"  # the cap, not the timeout
     assert f"longer than {MAX_LINE_BYTES // 2**20} MiB" in reply.message and p.kills == 1
 
 
 def test_deeply_nested_json_is_a_protocol_failure(peer):
     p = peer("import os\nos.write(1, b'[' * 200000 + b']' * 200000 + b'\\n')\nimport time\ntime.sleep(60)")
-    reply = p.channel.receive(timeout=10)
+    reply = p.channel.receive(timeout=STARTED)
     assert isinstance(reply, WorkerFailure) and reply.kind == "protocol"
     assert f"nests deeper than {MAX_JSON_DEPTH} levels" in reply.message and p.kills == 1
 
@@ -109,17 +116,18 @@ def test_deeply_nested_json_is_a_protocol_failure(peer):
 )
 def test_garbage_is_a_protocol_failure(peer, line, why):
     p = peer(f"import os, time\nos.write(1, {line!r} + b'\\n')\ntime.sleep(60)")
-    reply = p.channel.receive(timeout=10)
+    reply = p.channel.receive(timeout=STARTED)
     assert isinstance(reply, WorkerFailure) and reply.kind == "protocol" and why in reply.message
 
 
+@pytest.mark.timing
 def test_messages_split_and_joined_arrive_one_by_one(peer):
     code = (
         "import os, time\nos.write(1, b'{\"a\": 1}\\n{\"b\"')\ntime.sleep(0.3)\nos.write(1, b': 2}\\n')\ntime.sleep(60)"
     )
     p = peer(code)
-    assert p.channel.receive(timeout=5) == {"a": 1}
-    assert p.channel.receive(timeout=5) == {"b": 2}
+    assert p.channel.receive(timeout=STARTED) == {"a": 1}
+    assert p.channel.receive(timeout=STARTED) == {"b": 2}
     reply = p.channel.receive(timeout=0.3)
     assert isinstance(reply, WorkerFailure) and reply.kind == "timeout"
 
@@ -128,7 +136,7 @@ def test_an_echo_peer_answers_requests(peer):
     p = peer("import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()")
     for n in range(3):
         message = {"id": n, "text": 'é"[{' * 50_000}
-        assert p.channel.request(message, timeout=5) == message
+        assert p.channel.request(message, timeout=STARTED) == message
 
 
 def test_the_depth_check_ignores_brackets_in_strings_and_measures_exactly():
@@ -140,25 +148,25 @@ def test_the_depth_check_ignores_brackets_in_strings_and_measures_exactly():
     assert parse_json_line(b"[" * 100_000 + b"]" * 100_000)[1] is not None
 
 
-def test_a_64_mib_line_of_brackets_is_measured_in_about_a_second():
-    started = time.monotonic()
+def test_a_64_mib_line_of_brackets_is_measured_exactly():
+    """The numpy path on the longest line the channel takes (its speed: bench/bench_channel.py)."""
     assert json_depth_exceeds((b"[" * 65 + b"]" * 65) * (MAX_LINE_BYTES // 130))
+    assert not json_depth_exceeds((b"[" * 64 + b"]" * 64) * (MAX_LINE_BYTES // 128))
     assert not json_depth_exceeds(b"[" + b'"a",' * (MAX_LINE_BYTES // 4 - 1) + b"1]")
-    assert time.monotonic() - started < 6
 
 
-def _grade(name: str, tmp_path: Path):
+def _grade(name: str, tmp_path: Path) -> GradeReport:
     path = tmp_path / name
     path.write_text((HOSTILE / name).read_text())
-    started = time.monotonic()
-    report = grade_submission(path, get_lab("tree"), load_spec(TIGHT), seed=1)
-    return report, time.monotonic() - started
+    return grade_submission(path, get_lab("tree"), load_spec(TIGHT), seed=1)
 
 
 def _failed_outputs(report) -> str:
     return "\n".join(t.output for t in report.tests if not t.passed)
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     """Where the student runs as the grader's own user it can fill its request pipe and
     the grader's write deadline ends it; where it runs as its own uid (a root grader) it
@@ -166,7 +174,7 @@ def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     the wall-clock backstop of the case limit stops it, and the message says so."""
     from grader.sandbox.identity import grader_is_root
 
-    report, _ = _grade("stops_reading.py", tmp_path)
+    report = _grade("stops_reading.py", tmp_path)
     assert report.tests[0].passed  # it loads
     if grader_is_root():
         assert "REFUSED reopening the request pipe" in report.student_output
@@ -184,8 +192,7 @@ def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     ],
 )
 def test_garbage_on_the_channel_fails_the_submissions_own_tests(tmp_path, name, message):
-    report, seconds = _grade(name, tmp_path)
-    assert seconds < 30
+    report = _grade(name, tmp_path)
     assert report.tests[0].passed
     failed = [t for t in report.tests if not t.passed]
     assert failed and all(t.kind != "load" for t in failed)

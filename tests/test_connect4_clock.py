@@ -132,6 +132,7 @@ def test_verify_says_when_an_accepted_search_would_not_stop_in_time(tmp_path):
     assert "'seed' is still deepening at limit 8" in problems[0]
 
 
+@pytest.mark.timing
 def test_a_faster_clock_searches_deeper_and_is_replayed_with_its_own_rates(tmp_path):
     path = tmp_path / "connect4.yaml"
     path.write_text(spec_text("    clock: {next_states: 0.00001, round: 0.0001}\n"))
@@ -165,6 +166,7 @@ def timed_spec(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("reading", sorted(READINGS))
+@pytest.mark.timing
 def test_every_clock_of_the_time_module_is_virtual(tmp_path, timed_spec, reading):
     importing, now = READINGS[reading]
     source = (FIXTURES / "correct_seed.py").read_text()

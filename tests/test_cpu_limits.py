@@ -40,6 +40,8 @@ LOOPS = "graph = {}\nterminal_nodes = {}\n\n\ndef alphabeta(node, alpha, beta, m
 SLEEPS = "import time\n\ngraph = {}\nterminal_nodes = {}\n\n\ndef alphabeta(node, alpha, beta, max_player):\n    time.sleep(3600)\n"
 PER_CASE = "ran past the time limit of 1 s of CPU time per case"
 
+pytestmark = pytest.mark.timing  # every test here waits for a limit to stop the code
+
 
 def spec_with(tmp_path: Path, cases: int):
     path = tmp_path / "spec.yaml"

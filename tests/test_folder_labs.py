@@ -94,6 +94,8 @@ def short_limits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return specs
 
 
+@pytest.mark.slow
+@pytest.mark.timing
 def test_a_hostile_nim_submission_is_contained(tmp_path: Path, short_limits: dict[str, Path]) -> None:
     """It can't read the lab's reference (the folder is hidden from its process), its
     tampering with the game is undone before every call, silencing the grader's watch only
@@ -117,6 +119,7 @@ def test_a_hostile_nim_submission_is_contained(tmp_path: Path, short_limits: dic
     assert report.score < report.max_score / 2
 
 
+@pytest.mark.timing
 def test_a_hostile_catmouse_submission_is_contained(short_limits: dict[str, Path]) -> None:
     """Its own Board.after is replaced by the game's watched one before every call, the
     boards it vandalises are fresh ones, its os._exit costs one case, and its escape

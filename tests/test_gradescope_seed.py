@@ -1,7 +1,7 @@
 """A Gradescope bundle's hidden cases (issue 22, point 1): `gradescope build` draws a seed
 once and keeps it in the bundle's settings; every run of that bundle draws the same random
-cases from it, so five runs of one submission give the same tests and score (a correct
-and a buggy file of every lab); results.json never shows the seed, nor what the student's
+cases from it, so every run of one submission gives the same tests and score (a correct
+and a buggy file of every lab, as often as test_same_score.LABS says); results.json never shows the seed, nor what the student's
 code printed during hidden cases; and a hostile submission that hunts the file system,
 the environment and /proc for it finds nothing, at every isolation level."""
 

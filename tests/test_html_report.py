@@ -16,6 +16,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -33,6 +34,7 @@ from grader.labs.tree.picture import COLLAPSE_ABOVE, layout
 from grader.report.html import render_html, write_html
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox import socket_folder
 from reference.random_trees import random_tree
 from reference.tree_bugs import BUGGY_SEARCHES
 from reference.tree_search import alphabeta
@@ -454,13 +456,17 @@ def chromium() -> str | None:
 
 
 def run_browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    """Run headless Chromium in its own process group; on a timeout, kill that group only."""
+    """Run headless Chromium in its own process group; on a timeout, kill that group only.
+    Its TMPDIR is a short folder of its own: Chromium puts its singleton's Unix socket
+    there, and aborts under a TMPDIR too long for one (a CI runner's, .ci/run's second run)."""
+    short = tempfile.mkdtemp(prefix="abgrade-chromium-", dir=socket_folder.short_place())
     process = subprocess.Popen(
         [binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        env={**os.environ, "TMPDIR": short},
     )
     try:
         out, err = process.communicate(timeout=60)
@@ -468,6 +474,8 @@ def run_browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedP
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         raise
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 

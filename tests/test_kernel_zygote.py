@@ -184,6 +184,7 @@ def test_without_a_zygote_kernels_start_the_usual_way(tmp_path, monkeypatch):
     assert kernel_zygote._ZYGOTE is None
 
 
+@pytest.mark.timing
 def test_a_zygote_that_died_is_replaced_and_turned_off_means_off(tmp_path, monkeypatch):
     lab, spec = get_lab("tree"), load_spec(SPEC)
     zygote = kernel_zygote.zygote_for(isolation_module.detect_isolation(), 61000)

@@ -53,6 +53,7 @@ def test_a_wrong_load_limit_names_file_line_and_field(tmp_path, limits, line, pr
 
 
 @pytest.mark.slow
+@pytest.mark.timing
 def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
     """Cells share the load limit (CPU time): a cell past its own limit is interrupted,
     one past what is left of the load limit too, and the cells after it never run."""
@@ -75,6 +76,7 @@ def test_cells_after_the_load_limit_are_named_as_not_run(tmp_path):
     assert "cell In [4] was not run: the time limit of 3 s of CPU time for loading the notebook ran out" in load
 
 
+@pytest.mark.timing
 def test_a_module_level_loop_costs_the_load_limit_not_the_submission_budget(tmp_path):
     """A `.py` that loops at import is interrupted at `load_seconds` of CPU time (2 s
     here), not at the submission's 60 s, and the load test says which limit it was."""

@@ -345,6 +345,7 @@ def sample_positions(game, count, seed):
 VARIANTS = [dict(fail=fail, start=start) for fail in ("soft", "hard") for start in (None, -1, -INF)]
 
 
+@pytest.mark.slow
 def test_accepted_variants_make_the_same_calls_for_every_window_with_alpha_below_beta():
     games = [(load_game("tictactoe"), 25), (load_game("nim", heaps=(2, 3, 4)), 15), (load_game("tree"), 10)]
     windows = [(a, b) for a in (-INF, -1, 0, 1) for b in (-1, 0, 1, INF) if a < b]

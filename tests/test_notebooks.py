@@ -81,6 +81,7 @@ def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree
     assert "ipywidgets" not in load  # widgets import and display fine
 
 
+@pytest.mark.timing
 def test_infinite_loop_cell_is_interrupted_and_later_cells_still_run(tmp_path):
     lab = get_lab("tree")
     spec = load_spec(FIXTURES / "specs" / "tree_notebook_limits.yaml")

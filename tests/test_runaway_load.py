@@ -37,7 +37,7 @@ STUBBORN = "while True:\n    try:\n        while True:\n            pass\n    ex
 PY_LIMIT = "the import ran past the time limit of 4 s of CPU time for loading"
 CELL_LIMIT = "cell In [4] ran past the time limit of 2 s of CPU time per notebook cell"  # the solution is 3 code cells
 
-pytestmark = pytest.mark.slow  # kernels, and loops that run to their limits
+pytestmark = [pytest.mark.slow, pytest.mark.timing]  # kernels, and loops that run to their limits
 
 
 @pytest.fixture(scope="module")

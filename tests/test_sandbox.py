@@ -44,7 +44,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-def _left_over(marker: str, wait: float = 3.0) -> list[int]:
+def _left_over(marker: str, wait: float = 30.0) -> list[int]:
     deadline = time.monotonic() + wait
     while (found := _processes_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -80,6 +80,7 @@ def test_memory_hog_is_stopped_by_the_memory_limit(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["namespaces", "process"])
+@pytest.mark.timing
 def test_sleeping_children_are_all_killed(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
@@ -110,6 +111,7 @@ def test_200_mb_of_output_is_truncated_and_changes_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["namespaces", "process"])
+@pytest.mark.timing
 def test_ignored_sigterm_does_not_save_a_loop(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
@@ -120,6 +122,7 @@ def test_ignored_sigterm_does_not_save_a_loop(tmp_path, monkeypatch, level):
 
 
 @pytest.mark.parametrize("level", ["namespaces", "process"])
+@pytest.mark.timing
 def test_endless_thread_does_not_keep_the_worker_alive(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
@@ -129,6 +132,7 @@ def test_endless_thread_does_not_keep_the_worker_alive(tmp_path, monkeypatch, le
 
 
 @pytest.mark.parametrize("level", ["namespaces", "process"])
+@pytest.mark.timing
 def test_signalling_the_parent_does_not_stop_the_grader(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
@@ -218,6 +222,7 @@ HAVE_PIDS_CGROUP = _can_make_pids_cgroup()
 
 @pytest.mark.skipif(not HAVE_PIDS_CGROUP, reason="no pids cgroup can be made here (RLIMIT_NPROC only)")
 @pytest.mark.parametrize("level", ["namespaces", "process"])
+@pytest.mark.timing
 def test_the_number_of_processes_is_capped_and_all_are_killed(tmp_path, monkeypatch, level):
     if level == "namespaces" and not HAVE_NAMESPACES:
         pytest.skip("no namespaces here")
@@ -250,6 +255,7 @@ def test_an_honest_submission_can_write_files_with_relative_paths(tmp_path, monk
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a separate student uid needs a root grader")
+@pytest.mark.timing
 def test_reaping_a_uid_kills_its_live_processes_and_does_not_wait_for_zombies():
     """A zombie of the uid (an orphaned kernel waiting for the machine's init) can't be
     killed and holds nothing: a lease or release must not spin on it; a live process of
@@ -267,14 +273,13 @@ def test_reaping_a_uid_kills_its_live_processes_and_does_not_wait_for_zombies():
         time.sleep(30)
         os._exit(0)
     try:
-        deadline = time.monotonic() + 5
+        os.waitid(os.P_PID, zombie, os.WEXITED | os.WNOWAIT)  # it has exited: a zombie until we wait for it
+        deadline = time.monotonic() + 60  # setup on a busy machine, not a measurement
         while time.monotonic() < deadline and live not in identity.processes_of(uid):
             time.sleep(0.01)
-        time.sleep(0.1)  # the first child has exited by now: a zombie until we wait for it
-        assert identity.processes_of(uid) == [live]
-        started = time.monotonic()
+        assert identity.processes_of(uid) == [live]  # what reap waits to see gone: never the zombie
         identity.reap(uid)
-        assert time.monotonic() - started < 0.3
+        assert identity.processes_of(uid) == []  # both are zombies now: nothing to spin on
         assert os.waitpid(live, 0)[1] == signal.SIGKILL
     finally:
         for pid in (zombie, live):

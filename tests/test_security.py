@@ -24,6 +24,7 @@ from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
 from grader.sandbox.cgroup import StudentCgroups
+from grader.sandbox.confine import closed_ancestors
 from grader.sandbox.identity import STUDENT_GID, StudentIdentity, grader_is_root, hand_over
 from grader.spec import load_spec
 
@@ -517,6 +518,10 @@ def test_the_interpreter_in_a_closed_home_starts_and_its_way_is_closed_again(tmp
     student still starts it, loads the standard library's C extensions and reads the
     interpreter's site-packages; and every folder on the way has the ACL it had before."""
     base = Path(sys.base_prefix).resolve()
+    if not closed_ancestors([str(base)]):  # Debian's /usr/bin/python3: nothing to open
+        pytest.skip(
+            f"this Python ({base}) lives in no closed folder; the stand-in home of the test above covers the way"
+        )
     way = _way_to(base)
     before = _quiet_acls(way)
     report = grade(_fixture("starts_python_from_closed_home.py", tmp_path / "subs"), level, monkeypatch)

@@ -28,6 +28,7 @@ from grader.labs import Lab
 from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox import kernel_zygote
 from grader.spec import Spec, load_spec
 from reference.tree_bugs import BUGGY_SEARCHES, DIAGNOSIS_HINTS
 from reference.tree_search import alphabeta as reference_alphabeta
@@ -300,8 +301,8 @@ def test_bug_expectations_match_the_reference(tree_lab, tree_spec, bug):
 # --- hostile and broken submissions -----------------------------------------------------------
 
 
-def _processes(matches: Callable[[int, str], bool]) -> list[int]:
-    """Live (non-zombie) processes whose (parent pid, command line) match."""
+def _processes(matches: Callable[[int, int, str], bool]) -> list[int]:
+    """Live (non-zombie) processes whose (pid, parent pid, command line) match."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -312,24 +313,29 @@ def _processes(matches: Callable[[int, str], bool]) -> list[int]:
         except OSError:
             continue
         state, parent = stat[stat.rfind(")") + 2 :].split()[:2]
-        if state != "Z" and matches(int(parent), cmdline):
+        if state != "Z" and matches(int(entry.name), int(parent), cmdline):
             found.append(int(entry.name))
     return found
 
 
-def _left_over(matches: Callable[[int, str], bool], wait: float = 3.0) -> list[int]:
-    """Processes still matching after `wait` seconds (a SIGKILLed process may take a moment)."""
+def _left_over(matches: Callable[[int, int, str], bool], wait: float = 30.0) -> list[int]:
+    """Processes still matching after `wait` seconds (a SIGKILLed process may take a moment on
+    a busy machine; the wait ends as soon as none is left)."""
     deadline = time.monotonic() + wait
     while (found := _processes(matches)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
 
 
-def _my_workers(parent: int, cmdline: str) -> bool:
-    """Children of this test process, except the fork server and resource tracker that
-    multiprocessing keeps for the whole process once a batch pool has used them."""
+def _my_workers(pid: int, parent: int, cmdline: str) -> bool:
+    """Children of this test process, except the helpers that live as long as it does once
+    used: the fork server and resource tracker of a batch pool's multiprocessing, and the
+    kernel zygote of a notebook graded earlier in this process (an earlier test file's)."""
     helpers = ("multiprocessing.forkserver", "multiprocessing.resource_tracker")
-    return parent == os.getpid() and not any(helper in cmdline for helper in helpers)
+    if parent != os.getpid() or any(helper in cmdline for helper in helpers):
+        return False
+    zygote = kernel_zygote._ZYGOTE
+    return not (zygote is not None and zygote.alive and pid == zygote.pid)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -344,10 +350,11 @@ def tie_loop(tmp_path_factory, grade, tight_spec):
     shutil.copyfile(TREE_SUBMISSIONS / "hostile_tie_loop.py", copy)
     report = grade(copy, spec=tight_spec)
     yield report, name
-    for pid in _processes(lambda parent, cmdline: name in cmdline):
+    for pid in _processes(lambda pid, parent, cmdline: name in cmdline):
         os.kill(pid, signal.SIGKILL)  # only ever the helpers this fixture's submission started
 
 
+@pytest.mark.timing
 def test_hang_in_a_case_fails_that_case_and_limits(tie_loop):
     report, _ = tie_loop
     assert failing_kinds(report) == {"value", "nodes", "pruned", "limits"}, explain(report)
@@ -358,6 +365,7 @@ def test_hang_in_a_case_fails_that_case_and_limits(tie_loop):
     assert "sibling-ties" in limits.output and "the time limit of 1 s of CPU time per case" in limits.output
 
 
+@pytest.mark.timing
 def test_cases_after_a_hang_run_on_a_fresh_worker(tie_loop):
     report, _ = tie_loop
     after = [t for t in report.tests if t.case == "nothing-to-prune"]
@@ -366,11 +374,12 @@ def test_cases_after_a_hang_run_on_a_fresh_worker(tie_loop):
 
 
 @needs_proc
+@pytest.mark.timing
 def test_no_process_outlives_the_grading(tie_loop):
     report, name = tie_loop
     if not re.search(r"helper process \d+ started", report.student_output):
         pytest.skip("the worker could not start a helper process here")
-    assert _left_over(lambda parent, cmdline: name in cmdline) == []
+    assert _left_over(lambda pid, parent, cmdline: name in cmdline) == []
     assert _left_over(_my_workers) == []
 
 
@@ -380,11 +389,11 @@ def test_process_scan_sees_a_live_process():
     marker = f"scan_control_{uuid.uuid4().hex[:12]}"
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", marker])
     try:
-        assert _left_over(lambda parent, cmdline: marker in cmdline, wait=0) == [sleeper.pid]
+        assert _left_over(lambda pid, parent, cmdline: marker in cmdline, wait=0) == [sleeper.pid]
     finally:
         sleeper.kill()
         sleeper.wait()
-    assert _left_over(lambda parent, cmdline: marker in cmdline) == []
+    assert _left_over(lambda pid, parent, cmdline: marker in cmdline) == []
 
 
 @pytest.fixture(scope="module")
@@ -398,6 +407,7 @@ def import_loop(tmp_path_factory, grade):
 
 
 @needs_proc
+@pytest.mark.timing
 def test_hang_at_import_fails_load_within_the_budget(import_loop):
     """The import is interrupted at the load limit and graded with what it had defined:
     here nothing, as the loop comes before alphabeta."""
@@ -410,6 +420,7 @@ def test_hang_at_import_fails_load_within_the_budget(import_loop):
     assert _left_over(_my_workers) == []
 
 
+@pytest.mark.timing
 def test_hang_at_import_names_the_limit(import_loop):
     load = named(import_loop, "load")
     says = "the import ran past the time limit of 2 s of CPU time for loading and was interrupted (KeyboardInterrupt)"
@@ -457,6 +468,7 @@ def test_exception_after_the_def_is_a_note_and_grading_goes_on(grade):
     assert report.score == report.max_score, explain(report)
 
 
+@pytest.mark.timing
 def test_runaway_recursion_fails_limits_with_recursion_error(grade, tight_spec):
     report = grade("hostile_recursion_bomb", spec=tight_spec)
     limits = named(report, "limits")
@@ -467,6 +479,7 @@ def test_runaway_recursion_fails_limits_with_recursion_error(grade, tight_spec):
     assert named(report, "load").passed
 
 
+@pytest.mark.timing
 def test_runaway_recursion_is_reported_as_recursion_not_timeout(grade, tight_spec):
     report = grade("hostile_recursion_bomb", spec=tight_spec)
     bounds = named(report, "nothing-to-prune: bounds")

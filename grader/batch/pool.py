@@ -17,8 +17,11 @@ leaves no grader behind; the student processes a worker starts die with it in tu
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections import deque
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from ..sandbox.limits import die_with_grader
+from ..sandbox.socket_folder import short_place
 from ..sandbox.worker import exit_description
 from .executor import ATTEMPTS, TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
 
@@ -152,9 +156,24 @@ def run_jobs(
 def _context() -> _Context:
     if threading.active_count() == 1:
         return multiprocessing.get_context("fork")
+    _short_multiprocessing_folder()
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["grader.batch.task"])
     return context
+
+
+def _short_multiprocessing_folder() -> None:
+    """The fork server listens on a Unix socket in multiprocessing's temporary folder, which
+    Python (before 3.14) makes under TMPDIR: under a long one (a CI runner's work path) the
+    socket can't be bound ("AF_UNIX path too long"). So that folder is made, once per
+    process, in the short place the kernels' sockets use (sandbox/socket_folder.py), and
+    removed at exit as multiprocessing removes its own."""
+    config = getattr(multiprocessing.current_process(), "_config", None)
+    if not isinstance(config, dict) or config.get("tempdir") is not None:
+        return  # made already (the fork server, once started, keeps its address)
+    folder = tempfile.mkdtemp(prefix="pymp-", dir=short_place())
+    multiprocessing.util.Finalize(None, shutil.rmtree, args=(folder, True), exitpriority=-100)
+    config["tempdir"] = folder
 
 
 def _dispatch(
