@@ -16,7 +16,8 @@ from .text import clean_line
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
-    register_all(parser.add_subparsers(metavar="COMMAND"))
+    words = sys.argv[1:] if argv is None else argv
+    register_all(parser.add_subparsers(metavar="COMMAND"), only=words[0] if words else None)
     args = parser.parse_args(argv)
     args.argv = tuple(sys.argv[1:] if argv is None else argv)  # as typed, for advice that repeats it
     if not getattr(args, "run", None):

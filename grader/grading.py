@@ -3,11 +3,13 @@ run each case plan, judge the observations in this process, and add up the resul
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from .checks import Verdict
 from .checks.cause import explained
@@ -75,18 +77,81 @@ def _file_problem(path: Path) -> str | None:
     return None
 
 
+Result = TypeVar("Result")
+
+
+class Pending(Generic[Result]):
+    """The result of work handed to the judging thread, once it is done."""
+
+    def __init__(self, work: Callable[[], Result]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.value: Result | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> Result:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]  # set before `done`
+
+
+class JudgingThread:
+    """One thread that runs the work handed to it in order (a ThreadPoolExecutor of one
+    worker without concurrent.futures, whose import, logging's included, cost `abgrade
+    grade` more than the judging of a small lab). `close` drops work not yet started and
+    waits for the running one."""
+
+    def __init__(self) -> None:
+        self._queue: deque[Pending] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="abgrade-judge", daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[..., Result], *args: object) -> Pending[Result]:
+        pending: Pending[Result] = Pending(partial(work, *args))
+        with self._ready:
+            self._queue.append(pending)
+            self._ready.notify()
+        return pending
+
+    def _serve(self) -> None:
+        while True:
+            with self._ready:
+                self._ready.wait_for(lambda: self._queue or self._closed)
+                if not self._queue:
+                    return
+                pending = self._queue.popleft()
+            try:
+                pending.value = pending.work()
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the result
+                pending.error = exc
+            pending.done.set()
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            dropped, self._queue = self._queue, deque()
+            self._ready.notify()
+        for pending in dropped:
+            pending.error = RuntimeError("not run: grading ended first")
+            pending.done.set()
+        self._thread.join()
+
+
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
     # Judging runs on one thread beside the cases: while the student's process works on the
     # next request (another process, another core), the grader judges the last one. Work a
     # plan's judge will need (`prepare`) starts there at once, while the submission loads.
-    judges = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abgrade-judge")
+    judges = JudgingThread()
     try:
         for plan in plans:
             if plan.prepare is not None:
                 judges.submit(plan.prepare)
         _run_cases(report, path, lab, spec, plans, session, judges)
     finally:
-        judges.shutdown(wait=True, cancel_futures=True)
+        judges.close()
 
 
 def _run_cases(
@@ -96,7 +161,7 @@ def _run_cases(
     spec: Spec,
     plans: list[CasePlan],
     session: Session,
-    judges: ThreadPoolExecutor,
+    judges: JudgingThread,
 ) -> None:
     with session.configure(lab.probe, spec.limits):
         report.notes.append(session.isolation_note)
@@ -111,7 +176,7 @@ def _run_cases(
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
-        pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
+        pending: list[tuple[CasePlan, Pending[tuple[list[dict], Judgement]] | WorkerFailure]] = []
         public: str | None = None  # what was printed before the first hidden case was sent
         for plan in plans:
             if public is None and _hidden(spec, plan):

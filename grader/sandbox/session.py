@@ -32,7 +32,7 @@ from .channel import Timeout, WorkerFailure
 from .cpu_clock import CpuMeter
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
 from .identity import StudentIdentity, hand_over, lease
-from .isolation import Isolation, detect_isolation
+from .isolation import Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
 from .worker import Worker
 
@@ -151,6 +151,8 @@ class Session:
         self.isolation: Isolation = detect_isolation()
         # the student's own unprivileged uid for this grading (None when the grader isn't root)
         self.identity: StudentIdentity | None = lease()
+        if self.identity is not None and self.isolation.level == "namespaces":
+            self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
@@ -310,6 +312,7 @@ class PythonSession(Session):
                 return None, observation
             return worker, observation
         said = [line for line in worker.output_text.splitlines() if line.strip()]
+        forget_isolation()  # the level found once may no longer hold: the next grading looks again
         raise WorkerStartError(
             f"the student process could not be confined on this machine "
             f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"

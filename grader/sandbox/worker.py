@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -66,6 +67,28 @@ def kill_group(pid: int, process: subprocess.Popen | None = None, grace: float =
             process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             pass
+
+
+def wait_for_exit(process: subprocess.Popen, seconds: float) -> int | None:
+    """The process's exit code once it has ended, waiting at most `seconds` for it: on
+    its pidfd where the kernel has them (woken the moment it ends; Popen.wait polls with
+    growing sleeps), else with Popen.wait. None: still running."""
+    if process.poll() is None:
+        try:
+            pidfd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        if pidfd is not None:
+            try:
+                select.select([pidfd], [], [], seconds)
+            finally:
+                os.close(pidfd)
+        else:
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                pass
+    return process.poll()
 
 
 def exit_description(code: int | None) -> str:
@@ -193,8 +216,5 @@ class Worker:
             return
         if self._fds:
             os.close(self._fds.pop(0))
-        try:
-            self.process.wait(timeout=KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
+        wait_for_exit(self.process, KILL_GRACE_SECONDS)
         self.kill()
