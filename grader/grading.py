@@ -186,6 +186,11 @@ def _run_cases(
                 pending.append((plan, reply))
             else:
                 pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
+        session.close()  # the student's part is over: closing it overlaps the judging still under way
+        report.student_output = _student_output(session.output)
+        if public is not None:
+            withheld = len(session.output) > len(public)
+            report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
         for plan, outcome in pending:
             if isinstance(outcome, WorkerFailure):
                 # the `limits` test may be visible: a hidden case's failure says only its kind
@@ -202,11 +207,6 @@ def _run_cases(
         for plan, judgement in judged:
             report.tests.extend(_tests(spec, plan, judgement.verdicts, consistent, lab.bug_hints))
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
-        session.close()
-        report.student_output = _student_output(session.output)
-        if public is not None:
-            withheld = len(session.output) > len(public)
-            report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
 
 
 def _sanitize_and_judge(lab: Lab, plan: CasePlan, reply: dict | list[dict]) -> tuple[list[dict], Judgement]:
