@@ -32,6 +32,7 @@ from typing import Any
 
 from .isolation import CONFINE_SOURCE, Isolation
 from .limits import die_with_grader
+from .student_env import scrubbed_env
 
 _SOURCE = CONFINE_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py").read_text()
 START_SECONDS = 30.0  # importing ipykernel on a busy machine
@@ -110,8 +111,6 @@ class KernelZygote:
             self.close()
 
     def _run(self, theirs: socket.socket, started: threading.Event) -> None:
-        from .worker import scrubbed_env
-
         try:
             command = self.command or (lambda fd: [sys.executable, "-c", _SOURCE + f"\nmain({fd})\n"])
             self.process = subprocess.Popen(

@@ -282,7 +282,10 @@ class PythonSession(Session):
     def _start_worker(self) -> Worker:
         uid = self.identity.uid if self.identity is not None else None
         zygote = worker_zygote.zygote_for(self.isolation, uid)  # a batch's grader process: a fork
-        return Worker(self.workdir, self.isolation, self.hidden, self.identity, zygote)
+        worker = Worker(self.workdir, self.isolation, self.hidden, self.identity, zygote)
+        if worker.fork_refused is not None:
+            worker_zygote.failed(worker.fork_refused)
+        return worker
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         assert self.probe is not None, "configure() the session first"

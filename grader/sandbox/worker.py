@@ -24,6 +24,7 @@ from .isolation import CONFINE_SOURCE, Isolation
 from .kernel_zygote import KernelZygote, ZygoteKernel
 from .limits import die_with_grader
 from .output import CappedOutput
+from .student_env import scrubbed_env
 
 _HERE = Path(__file__).parent
 BOOTSTRAP_SOURCE = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
@@ -31,25 +32,6 @@ _BOOTSTRAP = BOOTSTRAP_SOURCE + "\nmain()\n"
 KILL_GRACE_SECONDS = 0.2
 # the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
 SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")))
-
-
-def scrubbed_env(workdir: Path) -> dict[str, str]:
-    """A minimal environment: nothing of the grader's leaks into the student process."""
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(workdir),
-        "TMPDIR": str(workdir),
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MPLBACKEND": "Agg",
-    }
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed by some CPUs' OpenBLAS
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
 
 
 class Process(Protocol):
@@ -145,6 +127,7 @@ class Worker:
         self.started = time.monotonic()
         plan = isolation.plan([workdir], hidden, identity)
         self.forked = False
+        self.fork_refused: str | None = None
         self.process: subprocess.Popen | ZygoteKernel
         if zygote is not None:
             try:
@@ -154,9 +137,7 @@ class Worker:
                 self.process = ZygoteKernel(zygote, pid)
                 self.forked = True
             except OSError as exc:
-                from . import worker_zygote
-
-                worker_zygote.failed(str(exc))
+                self.fork_refused = str(exc)  # the caller says so (worker_zygote.failed); this starts its own
         if not self.forked:
             self.process = self._spawn(isolation, plan, workdir, out_w, to_child_r, from_child_w)
         for fd in (to_child_r, from_child_w, out_w):
