@@ -6,7 +6,7 @@ run the same files:
 - notebooks: a `multiprocessing.Pool` of N processes that execute each notebook with
   nbclient and nothing else (no sandbox, observer, cases, judging or gradebook; errors
   allowed, as abgrade runs every cell), twice: plain `NotebookClient(nb).execute()`, and
-  with the shortcuts abgrade's own kernels take (grader/sandbox/notebook.py: IPC transport
+  with the shortcuts abgrade's own kernels take (grader/sandbox/kernel_worker.py: IPC transport
   instead of TCP, the kernel started directly as `python -m ipykernel_launcher` with
   IPython's history off, no cell timing, the kernel killed at the end instead of shut down
   politely), the true floor of a fresh kernel per notebook;

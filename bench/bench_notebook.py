@@ -4,7 +4,7 @@ median / max):
 
 - `abgrade grade lab.ipynb --lab tree` (kernel, cells, the observer, all cases, judging);
 - nbclient alone (`NotebookClient(nb).execute()`), what every Jupyter-based grader pays;
-- nbclient with the shortcuts abgrade's kernels take (grader/sandbox/notebook.py: IPC
+- nbclient with the shortcuts abgrade's kernels take (grader/sandbox/kernel_worker.py: IPC
   transport, `python -m ipykernel_launcher` with IPython's history off, no cell timing,
   the kernel killed rather than shut down politely): the floor of a fresh kernel;
 - `jupyter nbconvert --to notebook --execute`, when nbconvert is installed;

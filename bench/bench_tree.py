@@ -1,8 +1,13 @@
 """Grading one `.py` submission of the tree lab against specs/tree.yaml, end to end
 (`abgrade grade`, a fresh process each time), against a bare Python process that makes
-the same calls on the same cases (bench/bare_tree_run.py, `python -B`). Rounds are
-interleaved (bare, graded, bare, graded, ...); min / median / max of each, and of the
-ratio per round. Goal: at most 1.5x, under 1 s.
+the same calls on the same cases (bench/bare_tree_run.py, `python -B`), two runs of
+`python -c pass` one after the other (the floor of any grader that starts a second
+interpreter for the student) and a hand-written pytest file for the same cases
+(bench/tree_pytest_cases.py, filled in with the cases and the reference's answers; a plain
+`python -B -m pytest`, no plugins, no project configuration). Rounds are interleaved
+(bare, two starts, pytest, graded, ...); min / median / max of each, and of the ratios per
+round. Goals (issue 26): within 2.0x two `python -c pass`, at most 0.7x the pytest file,
+under 1 s.
 
     python bench/bench_tree.py [--rounds 11] [SUBMISSION]
 """
@@ -10,18 +15,60 @@ ratio per round. Goal: at most 1.5x, under 1 s.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 import tempfile
+from math import inf
 from pathlib import Path
 
-from rounds import interleave, ratios, spread, timer  # bench/rounds.py, next to this script
+from rounds import ENV, PROJECT, interleave, ratios, run, spread, timer  # bench/rounds.py, next to this script
 
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
 
 HERE = Path(__file__).resolve().parent
 SEED = 1
+
+
+class Recording(dict):
+    """A tree dictionary that notes the keys the reference reads."""
+
+    def __init__(self, items: dict, reads: list) -> None:
+        super().__init__(items)
+        self.reads = reads
+
+    def __getitem__(self, key: object) -> object:
+        self.reads.append(key)
+        return super().__getitem__(key)
+
+
+def pytest_file(requests: list[dict], folder: Path, submission: str) -> Path:
+    """bench/tree_pytest_cases.py with the cases written in: each call's true value and,
+    for a full window, the keys the reference reads in order."""
+    loader = importlib.util.spec_from_file_location("reference_tree", PROJECT / "reference" / "solutions" / "tree.py")
+    assert loader is not None and loader.loader is not None
+    reference = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(reference)
+    cases = []
+    for request in requests:
+        calls = []
+        for node, alpha, beta, max_player in request["calls"]:
+            reference.graph, reference.terminal_nodes = request["graph"], request["terminal_nodes"]
+            value = reference.alphabeta(node, -inf, inf, max_player)
+            reads: list = []
+            reference.graph = Recording(request["graph"], reads)
+            reference.terminal_nodes = Recording(request["terminal_nodes"], reads)
+            reference.alphabeta(node, alpha, beta, max_player)
+            calls.append((node, alpha, beta, max_player, value, reads))
+        cases.append((request["graph"], request["terminal_nodes"], calls))
+    text = (HERE / "tree_pytest_cases.py").read_text()
+    text = text.replace("CASES: list = []", f"from math import inf  # noqa\n\nCASES = {cases!r}", 1)
+    text = text.replace('SUBMISSION = ""', f"SUBMISSION = {str(Path(submission).resolve())!r}", 1)
+    path = folder / "test_tree_cases.py"
+    path.write_text(text)
+    return path
 
 
 def main() -> None:
@@ -32,23 +79,46 @@ def main() -> None:
     plans = get_lab("tree").plans(load_spec(spec_path("tree")), SEED)
     requests = [p.request for p in plans]
     calls = sum(len(r["calls"]) for r in requests)
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(requests, handle)
+    folder = Path(tempfile.mkdtemp(prefix="bench-tree-"))
+    cases = folder / "cases.json"
+    cases.write_text(json.dumps(requests))
+    tests = pytest_file(requests, folder, args.submission)
+    # a plain pytest: no plugins of this environment, no configuration of this project
+    pytest_command = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull]
+    pytest_command += ["--rootdir", str(folder), str(tests)]
+    ENV["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    seconds, out = run(pytest_command)
+    if "passed" not in out or "failed" in out:
+        sys.exit(f"the pytest file does not pass on {args.submission}:\n{out}")
+    start = [sys.executable, "-c", "pass"]
     times = interleave(
         {
-            "bare": timer([sys.executable, "-B", str(HERE / "bare_tree_run.py"), handle.name, args.submission]),
+            "bare": timer([sys.executable, "-B", str(HERE / "bare_tree_run.py"), str(cases), args.submission]),
+            "two starts": lambda: run(start)[0] + run(start)[0],
+            "pytest": timer(pytest_command),
             "graded": timer(
                 [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tree", "--seed", str(SEED), "-q"]
             ),
         },
         args.rounds,
     )
-    Path(handle.name).unlink()
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    graded = times["graded"]
     print(f"tree lab, {len(requests)} requests, {calls} calls of alphabeta, {args.rounds} interleaved rounds")
-    print(f"                       {'min':>6} {'median':>6} {'max':>6}")
-    print(f"  bare python run      {spread(times['bare'], ' ms', 1000, 0)}")
-    print(f"  abgrade grade        {spread(times['graded'], ' ms', 1000, 0)}   (goal: < 1000 ms)")
-    print(f"  ratio per round      {spread(ratios(times['graded'], times['bare']), 'x')}   (goal: <= 1.5x)")
+    print(f"load average before / after: {LOAD_BEFORE} / {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"                            {'min':>6} {'median':>6} {'max':>6}")
+    print(f"  bare python run           {spread(times['bare'], ' ms', 1000, 0)}")
+    print(f"  two `python -c pass`      {spread(times['two starts'], ' ms', 1000, 0)}")
+    print(f"  pytest file, same cases   {spread(times['pytest'], ' ms', 1000, 0)}")
+    print(f"  abgrade grade             {spread(graded, ' ms', 1000, 0)}   (goal: < 1000 ms)")
+    print(f"  graded / bare             {spread(ratios(graded, times['bare']), 'x')}")
+    print(f"  graded / two starts       {spread(ratios(graded, times['two starts']), 'x')}   (goal: <= 2.0x)")
+    print(f"  graded / pytest           {spread(ratios(graded, times['pytest']), 'x')}   (goal: <= 0.7x)")
+
+
+LOAD_BEFORE = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

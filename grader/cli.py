@@ -20,11 +20,12 @@ from .version import abgrade_version
 EXIT_CLOSED_PIPE = 128 + 13
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Every command and its options, with examples in each `--help`."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command and its options, with examples in each `--help`; only the command
+    `only` when the command line names one (importing every command costs a grade's start)."""
     parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
     parser.add_argument("--version", action="version", version=f"abgrade {abgrade_version()}")
-    register_all(parser.add_subparsers(metavar="COMMAND"))
+    register_all(parser.add_subparsers(metavar="COMMAND"), only=only)
     add_examples(parser)
     return parser
 
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=words[0] if words else None)
     args = parser.parse_args(argv)
     args.argv = tuple(sys.argv[1:] if argv is None else argv)  # as typed, for advice that repeats it
     if not getattr(args, "run", None):

@@ -3,11 +3,13 @@ run each case plan, judge the observations in this process, and add up the resul
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from .checks import Verdict
 from .checks.cause import explained
@@ -86,18 +88,81 @@ def _file_problem(path: Path) -> str | None:
     return None
 
 
+Result = TypeVar("Result")
+
+
+class Pending(Generic[Result]):
+    """The result of work handed to the judging thread, once it is done."""
+
+    def __init__(self, work: Callable[[], Result]) -> None:
+        self.work = work
+        self.done = threading.Event()
+        self.value: Result | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> Result:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]  # set before `done`
+
+
+class JudgingThread:
+    """One thread that runs the work handed to it in order (a ThreadPoolExecutor of one
+    worker without concurrent.futures, whose import, logging's included, cost `abgrade
+    grade` more than the judging of a small lab). `close` drops work not yet started and
+    waits for the running one."""
+
+    def __init__(self) -> None:
+        self._queue: deque[Pending] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="abgrade-judge", daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[..., Result], *args: object) -> Pending[Result]:
+        pending: Pending[Result] = Pending(partial(work, *args))
+        with self._ready:
+            self._queue.append(pending)
+            self._ready.notify()
+        return pending
+
+    def _serve(self) -> None:
+        while True:
+            with self._ready:
+                self._ready.wait_for(lambda: self._queue or self._closed)
+                if not self._queue:
+                    return
+                pending = self._queue.popleft()
+            try:
+                pending.value = pending.work()
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the result
+                pending.error = exc
+            pending.done.set()
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            dropped, self._queue = self._queue, deque()
+            self._ready.notify()
+        for pending in dropped:
+            pending.error = RuntimeError("not run: grading ended first")
+            pending.done.set()
+        self._thread.join()
+
+
 def _run(report: GradeReport, path: Path, lab: Lab, spec: Spec, plans: list[CasePlan], session: Session) -> None:
     # Judging runs on one thread beside the cases: while the student's process works on the
     # next request (another process, another core), the grader judges the last one. Work a
     # plan's judge will need (`prepare`) starts there at once, while the submission loads.
-    judges = ThreadPoolExecutor(max_workers=1, thread_name_prefix="abgrade-judge")
+    judges = JudgingThread()
     try:
         for plan in plans:
             if plan.prepare is not None:
                 judges.submit(plan.prepare)
         _run_cases(report, path, lab, spec, plans, session, judges)
     finally:
-        judges.shutdown(wait=True, cancel_futures=True)
+        judges.close()
 
 
 def _run_cases(
@@ -107,7 +172,7 @@ def _run_cases(
     spec: Spec,
     plans: list[CasePlan],
     session: Session,
-    judges: ThreadPoolExecutor,
+    judges: JudgingThread,
 ) -> None:
     with session.configure(lab.probe, spec.limits):
         report.notes.append(session.isolation_note)
@@ -122,7 +187,7 @@ def _run_cases(
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
         judged: list[tuple[CasePlan, Judgement]] = []
-        pending: list[tuple[CasePlan, Future[tuple[list[dict], Judgement]] | WorkerFailure]] = []
+        pending: list[tuple[CasePlan, Pending[tuple[list[dict], Judgement]] | WorkerFailure]] = []
         public: str | None = None  # what was printed before the first hidden case was sent
         for plan in plans:
             if public is None and _hidden(spec, plan):
@@ -132,6 +197,9 @@ def _run_cases(
                 pending.append((plan, reply))
             else:
                 pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
+        shrinking = _may_shrink(spec, plans)
+        if not shrinking:  # the student's part is over: closing it overlaps the judging still under way
+            _close_session(session, report, public)
         for plan, outcome in pending:
             if isinstance(outcome, WorkerFailure):
                 # the `limits` test may be visible: a hidden case's failure says only its kind
@@ -150,13 +218,28 @@ def _run_cases(
         for tests in per_plan:
             report.tests.extend(tests)
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
-        if spec.random is not None:  # after every graded case: shrinking changes no score
+        if shrinking:  # after every graded case: shrinking changes no score
             _add_counterexamples(session, lab, spec, judged, per_plan, consistent)
-        session.close()
-        report.student_output = _student_output(session.output)
-        if public is not None:
-            withheld = len(session.output) > len(public)
-            report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
+            _close_session(session, report, public)
+
+
+def _may_shrink(spec: Spec, plans: list[CasePlan]) -> bool:
+    """Whether a failed random case could be shrunk: then the student's process stays open
+    until judging is done (it answers the smaller cases); else it closes as soon as its
+    replies are in, while judging still runs."""
+    if spec.random is None or spec.random.shrink.calls <= 0 or spec.random.shrink.seconds <= 0:
+        return False
+    return any(plan.shrink is not None for plan in plans)
+
+
+def _close_session(session: Session, report: GradeReport, public: str | None) -> None:
+    """The student's process closed, and what it printed kept (what a hidden case's
+    request made it print withheld from the public part)."""
+    session.close()
+    report.student_output = _student_output(session.output)
+    if public is not None:
+        withheld = len(session.output) > len(public)
+        report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
 
 
 def _add_counterexamples(

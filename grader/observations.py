@@ -6,14 +6,12 @@ surrogate, a terminal escape or an unbounded message from the student side."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from .text import LINE_CHARS, NAME_CHARS, clean_data, clean_line, clean_text
-
-if TYPE_CHECKING:
-    from .sandbox.session import LoadObservation
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
@@ -96,7 +94,21 @@ def sanitize_call(call: Any, fields: Mapping[str, FieldKind] | None = None) -> d
     return clean
 
 
-def sanitize_load(load: LoadObservation) -> LoadObservation:
+class LoadLike(Protocol):
+    """What the observer saw while loading (the sandbox's LoadObservation, a dataclass):
+    named by its shape, so that this module, below the sandbox, imports nothing of it."""
+
+    api: dict[str, Any]
+    error: dict | None
+    failure: Any  # the sandbox's WorkerFailure (a dataclass with `message`) or None
+    problem: str | None
+    notes: list[str]
+
+
+Load = TypeVar("Load", bound=LoadLike)
+
+
+def sanitize_load(load: Load) -> Load:
     """The load observation with every student-side string made safe: the API entries
     (signatures show the student's default values), the loading error, cell notes and
     the messages about unusable files and workers (they may quote the student)."""
@@ -105,14 +117,11 @@ def sanitize_load(load: LoadObservation) -> LoadObservation:
         for name, entry in load.api.items()
         if isinstance(name, str) and isinstance(entry, dict)
     }
-    failure = load.failure
-    if failure is not None:
-        failure = replace(failure, message=clean_text(failure.message))
-    return replace(
-        load,
-        api=api,
-        error=sanitize_error(load.error) if load.error is not None else None,
-        failure=failure,
-        problem=None if load.problem is None else clean_text(load.problem),
-        notes=[clean_text(note, LINE_CHARS) for note in load.notes],
-    )
+    clean = copy.copy(load)  # a new observation: the sandbox's own is left as it came
+    if load.failure is not None:
+        clean.failure = replace(load.failure, message=clean_text(load.failure.message))
+    clean.api = api
+    clean.error = sanitize_error(load.error) if load.error is not None else None
+    clean.problem = None if load.problem is None else clean_text(load.problem)
+    clean.notes = [clean_text(note, LINE_CHARS) for note in load.notes]
+    return clean

@@ -17,7 +17,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,10 @@ from .classpage import class_page
 from .discovery import Skipped
 from .feedback import feedback_markdown
 from .gradebook import Gradebook, StoredGrade
-from .insights import class_insights
+from .insights import ClassInsights, InsightsBuilder, class_insights
 from .picture import class_picture
-from .roll import class_roll
-from .summary import ClassSummary, summarize, summary_text
+from .roll import RollEntry, class_roll, roll_entry, skipped_entries
+from .summary import ClassSummary, SummaryBuilder, summary_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -48,66 +49,84 @@ def write_grades_csv(
 
 
 def write_grades_rows(
-    grades: list[StoredGrade], writer: Any, names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+    grades: Iterable[StoredGrade], writer: Any, names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
 ) -> None:
     """grades.csv's header and rows, to a csv writer (`gradebook export --format csv` too)."""
-    names = names or {}
-    kinds = list(ordered_kinds(k for g in grades if g.report for k in g.report.subtotals()))
-    files = feedback_names([g.student for g in grades])
-    rows: list[tuple[str, list[str]]] = []
-    for grade in grades:
+    grades = list(grades)
+    kinds = ordered_kinds(k for g in grades if g.report for k in g.report.subtotals())
+    rows = GradesRows(writer, kinds, names, skipped)
+    for grade in sorted(grades, key=lambda g: g.student):
+        rows.add(grade)
+    rows.finish()
+
+
+class GradesRows:
+    """grades.csv written as the grades come, by student (the gradebook's order): a header
+    of the check kinds found, then one row per student, the skipped folder entries in their
+    place among them. Holds one row at a time."""
+
+    def __init__(
+        self, writer: Any, kinds: Iterable[str], names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+    ) -> None:
+        self.writer, self.kinds, self.names = writer, list(kinds), names or {}
+        self.skipped = sorted(skipped, key=lambda entry: entry.student)
+        self.files = FeedbackNames()
+        writer.writerow(
+            [
+                "student",
+                "name",
+                "file",
+                "status",
+                *ADJUSTED_COLUMNS,
+                *(column for kind in self.kinds for column in (kind, f"{kind}_max")),
+                "feedback",
+                "reason",
+                "override_reason",
+            ]
+        )
+
+    def add(self, grade: StoredGrade) -> None:
+        self._skipped_before(grade.student)
         if grade.report is None:
-            by_kind = [""] * (2 * len(kinds))
+            by_kind = [""] * (2 * len(self.kinds))
         else:
             subtotals = grade.report.subtotals()
-            by_kind = [number(x) for kind in kinds for x in subtotals.get(kind, (None, None))]
+            by_kind = [number(x) for kind in self.kinds for x in subtotals.get(kind, (None, None))]
         status = "graded" if grade.report is not None else "error"
-        rows.append(
-            (
-                grade.student,
-                [
-                    text_cell(grade.student),
-                    text_cell(names.get(grade.student) or grade.name),
-                    text_cell(grade.file),
-                    status,
-                    *adjusted_cells(grade),
-                    *by_kind,
-                    f"feedback/{files[grade.student]}",
-                    text_cell(grade.error or ""),
-                    text_cell(override_note(grade)),
-                ],
-            )
+        self.writer.writerow(
+            [
+                text_cell(grade.student),
+                text_cell(self.names.get(grade.student) or grade.name),
+                text_cell(grade.file),
+                status,
+                *adjusted_cells(grade),
+                *by_kind,
+                f"feedback/{self.files.name(grade.student)}",
+                text_cell(grade.error or ""),
+                text_cell(override_note(grade)),
+            ]
         )
-    for entry in skipped:
-        rows.append(
-            (
-                entry.student,
+
+    def finish(self) -> None:
+        self._skipped_before(None)
+
+    def _skipped_before(self, student: str | None) -> None:
+        """The skipped entries that sort before `student` (None: all that are left); one
+        of the same id comes after the graded row, as a stable sort put it."""
+        while self.skipped and (student is None or self.skipped[0].student < student):
+            entry = self.skipped.pop(0)
+            self.writer.writerow(
                 [
                     text_cell(entry.student),
                     text_cell(entry.name),
                     text_cell(entry.shown),
                     "skipped",
-                    *([""] * (len(ADJUSTED_COLUMNS) + 2 * len(kinds))),
+                    *([""] * (len(ADJUSTED_COLUMNS) + 2 * len(self.kinds))),
                     "",
                     text_cell(entry.reason),
                     "",
-                ],
+                ]
             )
-        )
-    writer.writerow(
-        [
-            "student",
-            "name",
-            "file",
-            "status",
-            *ADJUSTED_COLUMNS,
-            *(column for kind in kinds for column in (kind, f"{kind}_max")),
-            "feedback",
-            "reason",
-            "override_reason",
-        ]
-    )
-    writer.writerows(row for _, row in sorted(rows, key=lambda r: r[0]))
 
 
 ADJUSTED_COLUMNS = (
@@ -174,10 +193,23 @@ def feedback_name(student: str) -> str:
 
 def feedback_names(students: list[str]) -> dict[str, str]:
     """Student id -> feedback file name (`.md`); distinct by construction, checked anyway."""
-    names = {student: f"{feedback_name(student)}.md" for student in students}
-    if len(set(names.values())) != len(names):  # a 48-bit hash collision: refuse rather than mix two students up
-        raise RuntimeError("two student ids map to one feedback file name")
-    return names
+    names = FeedbackNames()
+    return {student: names.name(student) for student in students}
+
+
+class FeedbackNames:
+    """Feedback file names (`.md`) handed out one student at a time, each checked against
+    those handed out before: a 48-bit hash collision is refused rather than mixing two
+    students up."""
+
+    def __init__(self) -> None:
+        self._given: dict[str, str] = {}
+
+    def name(self, student: str) -> str:
+        name = f"{feedback_name(student)}.md"
+        if self._given.setdefault(name, student) != student:
+            raise RuntimeError("two student ids map to one feedback file name")
+        return name
 
 
 def write_feedback(
@@ -185,13 +217,17 @@ def write_feedback(
 ) -> None:
     """Each student's feedback, `.md` and (when graded) `.html`, both with the final score."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = feedback_names([g.student for g in grades])
+    names = FeedbackNames()
     for grade in grades:
-        path = folder / names[grade.student]
-        path.write_text(feedback_markdown(grade, lab, show_hidden), encoding="utf-8", errors="replace")
-        if grade.report is not None:
-            adjusted = FinalScore(grade.mark.final, adjustment_items(grade.mark, grade.penalty, grade.override))
-            write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints, adjusted=adjusted)
+        write_one_feedback(grade, lab, folder / names.name(grade.student), show_hidden, hints)
+
+
+def write_one_feedback(grade: StoredGrade, lab: str, path: Path, show_hidden: bool, hints: Mapping[str, str]) -> None:
+    """One student's feedback: `path` (Markdown) and, when graded, the HTML report beside it."""
+    path.write_text(feedback_markdown(grade, lab, show_hidden), encoding="utf-8", errors="replace")
+    if grade.report is not None:
+        adjusted = FinalScore(grade.mark.final, adjustment_items(grade.mark, grade.penalty, grade.override))
+        write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints, adjusted=adjusted)
 
 
 def write_exports(
@@ -210,24 +246,55 @@ def write_exports(
     write_grades_csv(grades, out / "grades.csv", names, skipped)
     chosen = grades if feedback_for is None else [g for g in grades if g.student in feedback_for]
     write_feedback(chosen, summary.lab, out / "feedback", show_hidden, hints)
-    insights = class_insights(grades, hints)
-    (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
-    (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
-    (out / "class.html").write_text(class_page(summary, insights, class_roll(grades, names, skipped)), encoding="utf-8")
+    write_class_pages(summary, class_insights(grades, hints), hints, out, class_roll(grades, names, skipped))
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a publish computed on its way through the class: the summary and the insights."""
+
+    summary: ClassSummary
+    insights: ClassInsights
 
 
 def publish(
     book: Gradebook, lab: str, out: Path, hints: Mapping[str, str], feedback_for: Collection[str] | None = None
-) -> list[StoredGrade] | None:
+) -> Published | None:
     """Rewrite the exports of `lab` in `out` from the gradebook: its grades, penalties and
     overrides, and what the last batch's exports were made of (ExportContext). A batch
     calls it at its end and `gradebook override` at once, so both write the same files.
-    Returns the class's grades, or None when no batch of this abgrade has written this
-    lab's exports yet (nothing is written then)."""
+    One pass over the gradebook, one student at a time (grades.csv's row, the feedback,
+    the summary's and insights' counts), so a class of any size takes the same memory.
+    Returns the summary and insights, or None when no batch of this abgrade has written
+    this lab's exports yet (nothing is written then)."""
     context = book.export_context(lab)
     if context is None:
         return None
-    grades = book.grades(lab, list(context.students))
-    summary = summarize(lab, grades)
-    write_exports(grades, summary, hints, out, context.show_hidden, context.names, context.skipped, feedback_for)
-    return grades
+    out.mkdir(parents=True, exist_ok=True)
+    folder = out / "feedback"
+    folder.mkdir(exist_ok=True)
+    summary, insights = SummaryBuilder(lab), InsightsBuilder(hints)
+    kinds = ordered_kinds(book.graded_kinds(lab, context.students))
+    with (out / "grades.csv").open("w", newline="", encoding="utf-8", errors="replace") as handle:
+        rows = GradesRows(csv.writer(handle), kinds, context.names, context.skipped)
+        roll: list[RollEntry] = skipped_entries(context.skipped)  # a few strings a student
+        for grade in book.iter_grades(lab, context.students):
+            rows.add(grade)
+            roll.append(roll_entry(grade, context.names))
+            if feedback_for is None or grade.student in feedback_for:
+                write_one_feedback(grade, lab, folder / rows.files.name(grade.student), context.show_hidden, hints)
+            summary.add(grade)
+            insights.add(grade)
+        rows.finish()
+    published = Published(summary.result(), insights.result())
+    write_class_pages(published.summary, published.insights, hints, out, sorted(roll, key=lambda r: r.student))
+    return published
+
+
+def write_class_pages(
+    summary: ClassSummary, insights: ClassInsights, hints: Mapping[str, str], out: Path, roll: Sequence[RollEntry]
+) -> None:
+    """summary.txt, summary.svg and class.html (with the class roll: every student found)."""
+    (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
+    (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
+    (out / "class.html").write_text(class_page(summary, insights, roll), encoding="utf-8")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -476,35 +476,62 @@ class Gradebook:
     def grades(self, lab: str, students: list[str] | None = None) -> list[StoredGrade]:
         """The stored grades of these students (None: everyone's), by student, with their
         penalties and overrides."""
-        wanted = None if students is None else set(students)
-        penalties, overrides = self.penalties(lab), self.overrides(lab)
-        grades = []
-        rows = self.db.execute(
-            "SELECT student, file, status, run_id, seed, seconds, graded_at, error, machine, "
-            "notes, name FROM submissions WHERE lab = ? ORDER BY student",
+        return list(self.iter_grades(lab, students))
+
+    def iter_grades(self, lab: str, students: Iterable[str] | None = None) -> Iterator[StoredGrade]:
+        """`grades`, one at a time, by student: the exports of a class of any size hold one
+        student's report at a time (`students` go to a temporary table, not to a set)."""
+        chosen = "" if students is None else " AND student IN (SELECT student FROM temp.chosen)"
+        if students is not None:
+            self._choose(students)
+        rows = self.db.cursor().execute(
+            "SELECT s.student, s.file, s.status, s.run_id, s.seed, s.seconds, s.graded_at, s.error, s.machine, "
+            "s.notes, s.name, p.submitted_at, p.source, p.days_late, p.percent, p.policy, "
+            "o.mode, o.points, o.reason, o.by, o.at "
+            "FROM submissions AS s "
+            "LEFT JOIN penalties AS p ON p.lab = s.lab AND p.student = s.student "
+            "LEFT JOIN overrides AS o ON o.lab = s.lab AND o.student = s.student "
+            f"WHERE s.lab = ?{chosen.replace('student IN', 's.student IN')} ORDER BY s.student",
             (lab,),
         )
-        for student, file, status, run_id, seed, seconds, graded_at, error, machine, notes, name in rows.fetchall():
-            if wanted is None or student in wanted:
-                report = self._report(lab, student, file, seconds, json.loads(notes)) if status == "graded" else None
-                grades.append(
-                    StoredGrade(
-                        student,
-                        file,
-                        status,
-                        run_id,
-                        seed,
-                        seconds,
-                        graded_at,
-                        report,
-                        error,
-                        bool(machine),
-                        name,
-                        penalties.get(student),
-                        overrides.get(student),
-                    )
-                )
-        return grades
+        for row in rows:
+            student, file, status, run_id, seed, seconds, graded_at, error, machine, notes, name = row[:11]
+            penalty = Penalty(*row[11:16]) if row[12] is not None else None
+            override = Override(*row[16:21]) if row[16] is not None else None
+            report = self._report(lab, student, file, seconds, json.loads(notes)) if status == "graded" else None
+            yield StoredGrade(
+                student,
+                file,
+                status,
+                run_id,
+                seed,
+                seconds,
+                graded_at,
+                report,
+                error,
+                bool(machine),
+                name,
+                penalty,
+                override,
+            )
+
+    def _choose(self, students: Iterable[str]) -> None:
+        """Fill the connection's temporary table `chosen` with `students`."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS chosen (student TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.chosen")
+        self.db.executemany("INSERT OR IGNORE INTO temp.chosen VALUES (?)", ((s,) for s in students))
+
+    def graded_kinds(self, lab: str, students: Iterable[str] | None = None) -> list[str]:
+        """The check kinds the graded reports of these students (None: everyone's) hold."""
+        chosen = "" if students is None else " AND student IN (SELECT student FROM temp.chosen)"
+        if students is not None:
+            self._choose(students)
+        rows = self.db.execute(
+            "SELECT DISTINCT kind FROM tests WHERE lab = ? AND student IN "
+            f"(SELECT student FROM submissions WHERE lab = ? AND status = 'graded'){chosen}",
+            (lab, lab),
+        )
+        return [kind for (kind,) in rows]
 
     def labs(self) -> list[str]:
         """The labs this gradebook holds grades of."""

@@ -12,7 +12,7 @@ between runs and are no lesson's example, so the case list holds fixed cases onl
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..results import ordered_kinds
@@ -70,47 +70,67 @@ class ClassInsights:
     cases: list[CaseFailures] = field(default_factory=list)  # failed by someone, most students first
 
 
-def class_insights(grades: list[StoredGrade], hints: Mapping[str, str]) -> ClassInsights:
-    bugs: dict[str, set[str]] = defaultdict(set)
-    passed: dict[str, int] = defaultdict(int)
-    run: dict[str, int] = defaultdict(int)
-    full: dict[str, int] = defaultdict(int)
-    seen: dict[str, int] = defaultdict(int)
-    failing: dict[str, set[str]] = defaultdict(set)
-    ran_case: dict[str, set[str]] = defaultdict(set)
-    graded = 0
+def class_insights(grades: Iterable[StoredGrade], hints: Mapping[str, str]) -> ClassInsights:
+    insights = InsightsBuilder(hints)
     for grade in grades:
+        insights.add(grade)
+    return insights.result()
+
+
+class InsightsBuilder:
+    """The class's insights, one grade at a time (exports stream the gradebook). What it
+    keeps per student is only their id, where a bug or a failed fixed case names them."""
+
+    def __init__(self, hints: Mapping[str, str]) -> None:
+        self.hints = hints
+        self.bugs: dict[str, set[str]] = defaultdict(set)
+        self.passed: dict[str, int] = defaultdict(int)
+        self.run: dict[str, int] = defaultdict(int)
+        self.full: dict[str, int] = defaultdict(int)
+        self.seen: dict[str, int] = defaultdict(int)
+        self.failing: dict[str, set[str]] = defaultdict(set)
+        self.ran_case: dict[str, int] = defaultdict(int)
+        self.graded = 0
+
+    def add(self, grade: StoredGrade) -> None:
         if grade.report is None:
-            continue
-        graded += 1
+            return
+        self.graded += 1
         mine: dict[str, list[bool]] = defaultdict(list)
+        ran: set[str] = set()
         for test in grade.report.tests:
             for bug in test.diagnoses:
-                bugs[bug].add(grade.student)
+                self.bugs[bug].add(grade.student)
             if test.not_run:
                 continue
             mine[test.kind].append(test.passed)
             if test.case and test.kind != RANDOM_KIND:
-                ran_case[test.case].add(grade.student)
+                ran.add(test.case)
                 if not test.passed:
-                    failing[test.case].add(grade.student)
+                    self.failing[test.case].add(grade.student)
+        for case in ran:
+            self.ran_case[case] += 1
         for kind, results in mine.items():
-            run[kind] += len(results)
-            passed[kind] += sum(results)
-            seen[kind] += 1
-            full[kind] += all(results)
-    return ClassInsights(
-        graded=graded,
-        misconceptions=sorted(
-            (Misconception(bug, hints.get(bug, ""), tuple(sorted(who))) for bug, who in bugs.items()),
-            key=lambda m: (-m.count, m.name),
-        ),
-        kinds=[KindRate(k, passed[k], run[k], full[k], seen[k]) for k in ordered_kinds(run)],
-        cases=sorted(
-            (CaseFailures(case, tuple(sorted(who)), len(ran_case[case])) for case, who in failing.items()),
-            key=lambda c: (-c.count, c.case),
-        ),
-    )
+            self.run[kind] += len(results)
+            self.passed[kind] += sum(results)
+            self.seen[kind] += 1
+            self.full[kind] += all(results)
+
+    def result(self) -> ClassInsights:
+        return ClassInsights(
+            graded=self.graded,
+            misconceptions=sorted(
+                (Misconception(bug, self.hints.get(bug, ""), tuple(sorted(who))) for bug, who in self.bugs.items()),
+                key=lambda m: (-m.count, m.name),
+            ),
+            kinds=[
+                KindRate(k, self.passed[k], self.run[k], self.full[k], self.seen[k]) for k in ordered_kinds(self.run)
+            ],
+            cases=sorted(
+                (CaseFailures(case, tuple(sorted(who)), self.ran_case[case]) for case, who in self.failing.items()),
+                key=lambda c: (-c.count, c.case),
+            ),
+        )
 
 
 def student_list(students: tuple[str, ...], limit: int = 12) -> str:

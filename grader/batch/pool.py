@@ -137,6 +137,7 @@ def run_jobs(
             _dispatch(queue, pool, context, task, workers)
             busy = [w for w in pool if w.job is not None]
             wait([w.connection for w in busy] + [w.process.sentinel for w in busy], timeout=TICK_SECONDS)
+            ended = []
             for worker in busy:
                 result = _collect(worker, deadline)
                 if result is None:
@@ -145,6 +146,10 @@ def run_jobs(
                 if not worker.process.is_alive():
                     worker.stop()
                     pool.remove(worker)
+                ended.append(result)
+            if ended:  # the idle grader processes get their next job first; the gradebook's writes wait
+                _dispatch(queue, pool, context, task, workers)
+            for result in ended:
                 settle(result, queue.append, on_result)
             now = time.monotonic()
             on_tick([now - w.started for w in pool if w.job is not None])

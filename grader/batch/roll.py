@@ -5,7 +5,7 @@ reading the page sees who is missing from the statistics above it, and why."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..text import LINE_CHARS, clean_line
@@ -30,37 +30,42 @@ def _number(value: float | None) -> str:
 
 
 def class_roll(
-    grades: Sequence[StoredGrade], names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
+    grades: Iterable[StoredGrade], names: Mapping[str, str] | None = None, skipped: Sequence[Skipped] = ()
 ) -> list[RollEntry]:
     """One entry per student found, sorted by id; every string cleaned (text.py)."""
-    names = names or {}
-    rows = []
-    for grade in grades:
-        mark = grade.mark
-        score = f"{_number(mark.final)} / {_number(mark.max_score)}" if mark.final is not None else ""
-        name = clean_line(names.get(grade.student) or grade.name)
-        if grade.report is None:
-            status, reason = NOT_GRADED, grade.error or "not graded"
+    rows = [roll_entry(grade, names) for grade in grades]
+    return sorted(rows + skipped_entries(skipped), key=lambda r: r.student)
+
+
+def roll_entry(grade: StoredGrade, names: Mapping[str, str] | None = None) -> RollEntry:
+    """One graded (or failed) student's entry: a few short strings, so a publish that
+    streams the gradebook keeps only these, never the reports."""
+    mark = grade.mark
+    score = f"{_number(mark.final)} / {_number(mark.max_score)}" if mark.final is not None else ""
+    name = clean_line((names or {}).get(grade.student) or grade.name)
+    if grade.report is None:
+        status, reason = NOT_GRADED, grade.error or "not graded"
+    else:
+        load = next((t for t in grade.report.tests if t.kind == "load"), None)
+        if load is not None and not load.passed:
+            status, reason = NOT_LOADED, load.output.strip().splitlines()[0] if load.output.strip() else ""
         else:
-            load = next((t for t in grade.report.tests if t.kind == "load"), None)
-            if load is not None and not load.passed:
-                status, reason = NOT_LOADED, load.output.strip().splitlines()[0] if load.output.strip() else ""
-            else:
-                status, reason = GRADED, ""
-        rows.append(
-            RollEntry(
-                clean_line(grade.student), name, clean_line(grade.file), status, score, clean_line(reason, LINE_CHARS)
-            )
+            status, reason = GRADED, ""
+    return RollEntry(
+        clean_line(grade.student), name, clean_line(grade.file), status, score, clean_line(reason, LINE_CHARS)
+    )
+
+
+def skipped_entries(skipped: Sequence[Skipped]) -> list[RollEntry]:
+    """The entries of the files a batch skipped (no grade in the gradebook)."""
+    return [
+        RollEntry(
+            clean_line(entry.student),
+            clean_line(entry.name),
+            clean_line(entry.shown),
+            SKIPPED,
+            "",
+            clean_line(entry.reason, LINE_CHARS),
         )
-    for entry in skipped:
-        rows.append(
-            RollEntry(
-                clean_line(entry.student),
-                clean_line(entry.name),
-                clean_line(entry.shown),
-                SKIPPED,
-                "",
-                clean_line(entry.reason, LINE_CHARS),
-            )
-        )
-    return sorted(rows, key=lambda r: r.student)
+        for entry in skipped
+    ]

@@ -291,8 +291,9 @@ def _run_locked(
             options.show_hidden,
         )
         book.save_export_context(spec.lab, context)
-        grades = publish(book, spec.lab, options.out, lab.bug_hints) or []
-        summary = summarize(spec.lab, grades)
+        published = publish(book, spec.lab, options.out, lab.bug_hints)  # one student at a time
+        summary = published.summary if published else summarize(spec.lab, [])
+        insights = published.insights if published else class_insights([], lab.bug_hints)
         return BatchResult(
             run_id,
             seed,
@@ -302,7 +303,7 @@ def _run_locked(
             discovery.problems,
             discovery.ignored,
             killed,
-            class_insights(grades, lab.bug_hints),
+            insights,
             chosen_seed.source,
         )
     finally:

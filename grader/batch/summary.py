@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..text import LINE_CHARS, clean_line
@@ -68,12 +68,26 @@ def score_bin(score: float, most: float) -> int:
     return max(0, min(9, int(score * 10 / most)))
 
 
-def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSummary:
-    summary = ClassSummary(lab)
-    bins = [0] * len(BIN_LABELS)
-    failing: Counter[str] = Counter()
-    bugs: Counter[str] = Counter()
+def summarize(lab: str, grades: Iterable[StoredGrade], top: int = TOP) -> ClassSummary:
+    summary = SummaryBuilder(lab, top)
     for grade in grades:
+        summary.add(grade)
+    return summary.result()
+
+
+class SummaryBuilder:
+    """The class summary, one grade at a time (exports stream the gradebook: no list of
+    every student's report is ever held)."""
+
+    def __init__(self, lab: str, top: int = TOP) -> None:
+        self.summary = ClassSummary(lab)
+        self.top = top
+        self.bins = [0] * len(BIN_LABELS)
+        self.failing: Counter[str] = Counter()
+        self.bugs: Counter[str] = Counter()
+
+    def add(self, grade: StoredGrade) -> None:
+        summary = self.summary
         mark, penalty, override = grade.mark, grade.penalty, grade.override
         if override is not None or (penalty is not None and mark.penalty_points > 0):
             summary.adjusted.append(
@@ -91,20 +105,23 @@ def summarize(lab: str, grades: list[StoredGrade], top: int = TOP) -> ClassSumma
             summary.time_unknown.append(grade.student)
         if grade.report is None:
             (summary.errors if grade.machine else summary.failed).append((grade.student, grade.error or "not graded"))
-            continue
+            return
         report = grade.report
         final = report.score if mark.final is None else mark.final
         summary.scores.append((final, report.max_score))
         summary.graded_scores.append(report.score)
-        bins[score_bin(final, report.max_score)] += 1
+        self.bins[score_bin(final, report.max_score)] += 1
         # tests that never ran (the submission did not load) are not failing checks: the
         # `load` test says why, once per student
-        failing.update({t.name for t in report.tests if not t.passed and not t.not_run})
-        bugs.update({d for t in report.tests for d in t.diagnoses})
-    summary.histogram = list(zip(BIN_LABELS, bins))
-    summary.failing_checks = _most_common(failing, top)
-    summary.diagnoses = _most_common(bugs, top)
-    return summary
+        self.failing.update({t.name for t in report.tests if not t.passed and not t.not_run})
+        self.bugs.update({d for t in report.tests for d in t.diagnoses})
+
+    def result(self) -> ClassSummary:
+        summary = self.summary
+        summary.histogram = list(zip(BIN_LABELS, self.bins))
+        summary.failing_checks = _most_common(self.failing, self.top)
+        summary.diagnoses = _most_common(self.bugs, self.top)
+        return summary
 
 
 def _most_common(counter: Counter[str], top: int) -> list[tuple[str, int]]:

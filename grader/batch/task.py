@@ -17,6 +17,7 @@ from pathlib import Path
 from ..grading import grade_submission
 from ..labs import Lab, get_lab
 from ..results import GradeReport
+from ..sandbox import worker_zygote
 from ..seeding import Seed
 from ..spec import Spec
 from .discovery import clean_name
@@ -68,4 +69,5 @@ class GradeTask:
     def grade(self, path: Path) -> GradeReport:
         if self._lab is None:
             self._lab = self.lab if self.lab is not None else get_lab(self.lab_name)
+            worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
         return grade_submission(path, self._lab, self.spec, seed=self.seed, hidden=self.hidden)

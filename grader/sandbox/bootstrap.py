@@ -1,5 +1,5 @@
 """The first code the student process runs (`python -I -S -u -c`, after the sources of
-confine.py and probe_install.py): it confines itself as the grader's plan says (argv[3]:
+confine.py and probe_install.py, and a call of `main()`): it confines itself as the grader's plan says (argv[3]:
 mounts, uid, capabilities, seccomp), reads the setup
 message from the private channel, puts site-packages on the path (-S skipped the slow
 .pth files), turns the shipped probe sources into modules, and hands over to the lab's
@@ -15,6 +15,12 @@ import sys
 def main():
     read_fd, write_fd, plan = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
     confine(plan)  # type: ignore[name-defined]  # noqa: F821 - defined by confine.py above
+    serve_confined(read_fd, write_fd)
+
+
+def serve_confined(read_fd, write_fd):
+    """Everything after confinement (also what a fork of the worker zygote runs, confined
+    by the same steps): say so, take the setup, the rlimits, the probe, and serve."""
     os.write(write_fd, b'{"op": "confined"}\n')  # the machine's part went well: any failure after is the student's
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
@@ -25,10 +31,7 @@ def main():
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):
             pass
-    sys.path.extend(setup["site_paths"])
+    sys.path.extend(path for path in setup["site_paths"] if path not in sys.path)
     runtime, handler = _abgrade_install_probe(setup)  # type: ignore[name-defined]  # noqa: F821 - defined by probe_install.py above
     channel = runtime.Channel(reader, write_fd)
     runtime.serve(channel, setup, handler)
-
-
-main()

@@ -6,7 +6,11 @@ leased with an exclusive `flock` on a lock file in a root-only folder, so parall
 never share one; a killed grader's lease ends with it. Before a uid is handed out and
 after it is given back, every process still running as that uid is killed and the files
 it left in the shared temporary folders (`/tmp`, `/dev/shm`) are removed, so nothing of
-one student reaches the next.
+one student reaches the next. A release that found the uid empty says so in its lease
+file ("clean"), under the lock; the next lease of that uid then needn't look again
+(nothing can start as a uid no one holds: only a lease hands it out, and no student can
+gain another uid). A grader killed while holding one leaves "leased" there: the next
+lease looks, kills and sweeps as before.
 
 When the grader is not root there is nothing to switch to: the student process gets its
 own user namespace instead, where the machine allows one (see isolation.py)."""
@@ -41,17 +45,22 @@ class StudentIdentity:
     gid: int
     _lease_fd: int | None = None
     borrowed: dict[str, Any] = field(default_factory=dict, repr=False)
+    # the student's /tmp and /dev/shm were private (the namespaces level): nothing to sweep there
+    private_tmp: bool = False
 
     def release(self) -> None:
         leased, self._lease_fd = self._lease_fd, None
+        clean = False
         try:
             if leased is not None:
-                reap(self.uid)  # nothing of the student runs while its way is closed again
+                # nothing of the student runs while its way is closed again
+                clean = reap(self.uid, sweep_tmp=not self.private_tmp)
             for thing in list(self.borrowed.values()):
                 thing.release()
         finally:
             self.borrowed.clear()
             if leased is not None:
+                _mark(leased, CLEAN if clean else LEASED)
                 os.close(leased)
 
 
@@ -76,14 +85,34 @@ def lease() -> StudentIdentity | None:
             if attempt % POOL_SIZE == POOL_SIZE - 1:
                 time.sleep(0.5)  # every uid busy: wait for a grading to end
             continue
-        reap(uid)
-        if processes_of(uid, zombies=True):  # the last student's zombies count against its process limit
-            if attempt < POOL_SIZE:
-                os.close(fd)  # another uid, rather than wait for the machine's init to reap them
-                continue
-            kill_until_gone(functools.partial(processes_of, uid, zombies=True), seconds=0.5)
+        if _state(fd) != CLEAN:  # its last holder was killed, or never marked it
+            reap(uid)
+            if processes_of(uid, zombies=True):  # the last student's zombies count against its process limit
+                if attempt < POOL_SIZE:
+                    os.close(fd)  # another uid, rather than wait for the machine's init to reap them
+                    continue
+                kill_until_gone(functools.partial(processes_of, uid, zombies=True), seconds=0.5)
+        _mark(fd, LEASED)
         return StudentIdentity(uid, STUDENT_GID, fd)
     raise RuntimeError(f"no free student uid in {FIRST_UID}..{FIRST_UID + POOL_SIZE - 1}")
+
+
+CLEAN, LEASED = b"clean", b"leased"
+
+
+def _state(fd: int) -> bytes:
+    try:
+        return os.pread(fd, 16, 0).strip()
+    except OSError:
+        return b""
+
+
+def _mark(fd: int, state: bytes) -> None:
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, state + b"\n", 0)
+    except OSError:
+        pass
 
 
 def processes_of(uid: int, zombies: bool = False) -> list[int]:
@@ -93,23 +122,30 @@ def processes_of(uid: int, zombies: bool = False) -> list[int]:
     parent is killed, waits for the machine's init to reap it, which here took over 0.5 s:
     every lease and release spun that long). They still count against the uid's
     RLIMIT_NPROC, so a lease prefers a uid that has none (lease())."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    live, dead = _scan(uid)
+    return live + dead if zombies else live
+
+
+def _scan(uid: int) -> tuple[list[int], list[int]]:
+    """(live pids, zombie pids) whose real or effective uid is `uid`, in one pass over /proc."""
+    live: list[int] = []
+    dead: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as handle:
-                for line in handle:
-                    if not zombies and line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
-                        break
-                    if line.startswith(b"Uid:"):
-                        real, effective = (int(x) for x in line.split()[1:3])
-                        if uid in (real, effective):
-                            found.append(int(entry.name))
-                        break
+        try:  # the head of the status file holds State and Uid (one read, no line objects)
+            fd = os.open(f"/proc/{name}/status", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                head = os.read(fd, 1024)
+            finally:
+                os.close(fd)
+            start = head.index(b"\nUid:") + 5
+            real, effective = head[start : head.index(b"\n", start)].split()[:2]
+            if uid in (int(real), int(effective)):
+                (dead if b"\nState:\tZ" in head else live).append(int(name))
         except (OSError, ValueError):
             continue
-    return found
+    return live, dead
 
 
 def kill_until_gone(find: Callable[[], list[int]], seconds: float = 2.0) -> None:
@@ -128,10 +164,27 @@ def kill_until_gone(find: Callable[[], list[int]], seconds: float = 2.0) -> None
         time.sleep(0.01)
 
 
-def reap(uid: int) -> None:
+def reap(uid: int, sweep_tmp: bool = True) -> bool:
     """Kill what still runs as `uid` (also processes that escaped every group and cgroup)
-    and remove what it left in the shared temporary folders."""
-    kill_until_gone(lambda: processes_of(uid), seconds=0.5)
+    and remove what it left in the shared temporary folders (unless it had private ones);
+    whether the uid is empty now, zombies included."""
+    deadline = time.monotonic() + 0.5
+    while True:
+        live, dead = _scan(uid)
+        if not live or time.monotonic() >= deadline:
+            break
+        for pid in live:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+    if sweep_tmp:
+        _sweep_tmp(uid)
+    return not live and not dead
+
+
+def _sweep_tmp(uid: int) -> None:
     for folder in SHARED_TMP:
         try:
             entries = list(os.scandir(folder))

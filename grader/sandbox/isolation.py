@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import cache
 from . import acl
 from .identity import StudentIdentity, grader_is_root
 from .seccomp_filter import program_hex
@@ -153,10 +154,26 @@ PROCESS = Isolation(
 
 @functools.lru_cache(maxsize=1)
 def detect_isolation() -> Isolation:
-    """The strongest level this machine allows, tried once per grader process."""
+    """The strongest level this machine allows: tried once per boot of the machine and
+    user (the per-user cache, keyed by the boot, the `unshare` program and the kernel's
+    namespace settings), else once per grader process. A start that fails at the level
+    found forgets it (`forget_isolation`), so the next grading tries again."""
     if os.environ.get("ABGRADE_ISOLATION") == "process" or shutil.which("unshare") is None:
         return PROCESS
     candidates = [NAMESPACES] if grader_is_root() else [Isolation(NAMESPACES.level, NAMESPACES.description, True)]
+    key = _detection_key()
+    stored = cache.read(key)
+    for level in candidates:
+        if stored == level.level:
+            return level
+    if stored == PROCESS.level:
+        return PROCESS
+    found = _try(candidates)
+    cache.write(key, found.level)
+    return found
+
+
+def _try(candidates: list[Isolation]) -> Isolation:
     for level in candidates:
         try:
             done = subprocess.run([*level.prefix(), "true"], capture_output=True, timeout=10)
@@ -165,3 +182,40 @@ def detect_isolation() -> Isolation:
         if done.returncode == 0:
             return level
     return PROCESS
+
+
+NAMESPACE_SETTINGS = (
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/user/max_pid_namespaces",
+    "/proc/sys/user/max_net_namespaces",
+    "/proc/sys/user/max_mnt_namespaces",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+
+
+def _detection_key() -> str:
+    """What the level found depends on: the boot, who asks, the `unshare` program and the
+    kernel's settings for namespaces."""
+    parts = [str(os.geteuid()), shutil.which("unshare") or ""]
+    for name in ("/proc/sys/kernel/random/boot_id", *NAMESPACE_SETTINGS):
+        try:
+            with open(name) as handle:
+                parts.append(handle.read().strip())
+        except OSError:
+            parts.append("-")
+    try:
+        info = os.stat(parts[1])
+        parts.append(f"{info.st_size}:{info.st_mtime_ns}")
+    except OSError:
+        pass
+    import hashlib
+
+    return "isolation-" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+
+
+def forget_isolation() -> None:
+    """A student process could not be started at the level found: find it again next time."""
+    if os.environ.get("ABGRADE_ISOLATION") != "process" and shutil.which("unshare") is not None:
+        cache.forget(_detection_key())
+    detect_isolation.cache_clear()

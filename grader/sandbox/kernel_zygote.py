@@ -26,11 +26,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .isolation import CONFINE_SOURCE, Isolation
 from .limits import die_with_grader
+from .student_env import scrubbed_env
 
 _SOURCE = CONFINE_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py").read_text()
 START_SECONDS = 30.0  # importing ipykernel on a busy machine
@@ -78,9 +80,12 @@ class ZygoteKernel:
 
 
 class KernelZygote:
-    """The zygote process and its private control channel. Thread-safe."""
+    """The zygote process and its private control channel. Thread-safe. `command(fd)`: how
+    to start it, given its end of the control socket (default: the kernel zygote's;
+    worker_zygote.py starts `.py` workers' zygote with it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, command: Callable[[int], list[str]] | None = None) -> None:
+        self.command = command
         self.owner = os.getpid()
         self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.ours.set_inheritable(False)
@@ -106,11 +111,10 @@ class KernelZygote:
             self.close()
 
     def _run(self, theirs: socket.socket, started: threading.Event) -> None:
-        from .worker import scrubbed_env
-
         try:
+            command = self.command or (lambda fd: [sys.executable, "-c", _SOURCE + f"\nmain({fd})\n"])
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _SOURCE + f"\nmain({theirs.fileno()})\n"],
+                command(theirs.fileno()),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -168,6 +172,11 @@ class KernelZygote:
     def spawn(self, args: list[str], plan: dict, env: dict[str, str], out_fd: int, caps: dict, cgroups: list) -> int:
         """Fork a fresh kernel confined by `plan`; its pid. Raises OSError when the zygote
         can't (the caller then starts the kernel the usual way)."""
+        return self.fork(args, plan, env, [out_fd], caps, cgroups)
+
+    def fork(self, args: list[str], plan: dict, env: dict[str, str], fds: list[int], caps: dict, cgroups: list) -> int:
+        """Fork a fresh child confined by `plan`, handing it `fds` (its output pipe first,
+        then, for a worker, its channel's two pipes); its pid. OSError when the zygote can't."""
         request: dict[str, Any] = {
             "args": args,
             "plan": plan,
@@ -187,7 +196,8 @@ class KernelZygote:
                     raise OSError(f"the kernel zygote is gone ({self.problem})")
                 self._next_id += 1
                 number = self._next_id
-                socket.send_fds(self.ours, [json.dumps({"id": number}).encode() + b"\n"], [out_fd, theirs.fileno()])
+                line = json.dumps({"id": number}).encode() + b"\n"
+                socket.send_fds(self.ours, [line], [fds[0], theirs.fileno(), *fds[1:]])
                 theirs.close()
                 if not self._changed.wait_for(lambda: number in self._replies or not self.alive, timeout=SPAWN_SECONDS):
                     raise OSError("the kernel zygote did not answer")

@@ -17,7 +17,6 @@ import re
 import secrets
 import shutil
 import sys
-import sysconfig
 import tempfile
 import time
 from collections.abc import Sequence
@@ -28,17 +27,16 @@ from typing import Protocol
 from ..observations import sanitize_error
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
+from . import worker_zygote
 from .channel import Timeout, WorkerFailure
 from .cpu_clock import CpuMeter
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
 from .identity import StudentIdentity, hand_over, lease
-from .isolation import Isolation, detect_isolation
+from .isolation import Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
-from .worker import Worker
+from .worker import SITE_PATHS, Worker
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
-# the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
-SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")))
 
 
 @dataclass(frozen=True)
@@ -151,6 +149,8 @@ class Session:
         self.isolation: Isolation = detect_isolation()
         # the student's own unprivileged uid for this grading (None when the grader isn't root)
         self.identity: StudentIdentity | None = lease()
+        if self.identity is not None and self.isolation.level == "namespaces":
+            self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = secrets.token_hex(8)  # every genuine reply carries it
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
@@ -280,7 +280,12 @@ class PythonSession(Session):
         self._early = self._start_worker()
 
     def _start_worker(self) -> Worker:
-        return Worker(self.workdir, self.isolation, self.hidden, self.identity)
+        uid = self.identity.uid if self.identity is not None else None
+        zygote = worker_zygote.zygote_for(self.isolation, uid)  # a batch's grader process: a fork
+        worker = Worker(self.workdir, self.isolation, self.hidden, self.identity, zygote)
+        if worker.fork_refused is not None:
+            worker_zygote.failed(worker.fork_refused)
+        return worker
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         assert self.probe is not None, "configure() the session first"
@@ -310,6 +315,7 @@ class PythonSession(Session):
                 return None, observation
             return worker, observation
         said = [line for line in worker.output_text.splitlines() if line.strip()]
+        forget_isolation()  # the level found once may no longer hold: the next grading looks again
         raise WorkerStartError(
             f"the student process could not be confined on this machine "
             f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"

@@ -7,45 +7,44 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
+from typing import Protocol
 
 from ..spec.model import Limits
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, Timeout, WorkerFailure
 from .identity import StudentIdentity
 from .isolation import CONFINE_SOURCE, Isolation
+from .kernel_zygote import KernelZygote, ZygoteKernel
 from .limits import die_with_grader
 from .output import CappedOutput
+from .student_env import scrubbed_env
 
 _HERE = Path(__file__).parent
-_BOOTSTRAP = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
+BOOTSTRAP_SOURCE = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
+_BOOTSTRAP = BOOTSTRAP_SOURCE + "\nmain()\n"
 KILL_GRACE_SECONDS = 0.2
+# the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
+SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")))
 
 
-def scrubbed_env(workdir: Path) -> dict[str, str]:
-    """A minimal environment: nothing of the grader's leaks into the student process."""
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(workdir),
-        "TMPDIR": str(workdir),
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONHASHSEED": "0",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MPLBACKEND": "Agg",
-    }
-    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed by some CPUs' OpenBLAS
-        if key in os.environ:
-            env[key] = os.environ[key]
-    return env
+class Process(Protocol):
+    """What the grader asks of a student's first process: a Popen, or a zygote's fork."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
 
 
-def kill_group(pid: int, process: subprocess.Popen | None = None, grace: float = KILL_GRACE_SECONDS) -> None:
+def kill_group(pid: int, process: Process | None = None, grace: float = KILL_GRACE_SECONDS) -> None:
     """SIGTERM the process group, SIGKILL it after a short grace, children included."""
     if grace > 0:
         try:
@@ -68,6 +67,28 @@ def kill_group(pid: int, process: subprocess.Popen | None = None, grace: float =
             pass
 
 
+def wait_for_exit(process: Process, seconds: float) -> int | None:
+    """The process's exit code once it has ended, waiting at most `seconds` for it: on
+    its pidfd where the kernel has them (woken the moment it ends; Popen.wait polls with
+    growing sleeps), else with Popen.wait. None: still running."""
+    if process.poll() is None:
+        try:
+            pidfd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        if pidfd is not None:
+            try:
+                select.select([pidfd], [], [], seconds)
+            finally:
+                os.close(pidfd)
+        else:
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                pass
+    return process.poll()
+
+
 def exit_description(code: int | None) -> str:
     if code is None:
         return "stopped answering"
@@ -85,10 +106,17 @@ def exit_description(code: int | None) -> str:
 
 
 class Worker:
-    """One student process. `request()` sends a message and waits for the reply."""
+    """One student process. `request()` sends a message and waits for the reply. Started
+    as an interpreter of its own (`unshare ... python -I -S -u -c BOOTSTRAP`), or forked by
+    the worker zygote (`zygote`, worker_zygote.py), which takes the same steps."""
 
     def __init__(
-        self, workdir: Path, isolation: Isolation, hidden: list[Path], identity: StudentIdentity | None = None
+        self,
+        workdir: Path,
+        isolation: Isolation,
+        hidden: list[Path],
+        identity: StudentIdentity | None = None,
+        zygote: KernelZygote | None = None,
     ) -> None:
         self.cgroup = StudentCgroups()
         self.cgroup.set_max(Limits().processes)  # the spec's limits are set before loading
@@ -97,12 +125,38 @@ class Worker:
         from_child_r, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
         self.started = time.monotonic()
+        plan = isolation.plan([workdir], hidden, identity)
+        self.forked = False
+        self.fork_refused: str | None = None
+        self.process: subprocess.Popen | ZygoteKernel
+        if zygote is not None:
+            try:
+                # the rlimits come with the setup, as for a worker of its own (bootstrap.py)
+                fds = [out_w, to_child_r, from_child_w]
+                pid = zygote.fork([], plan, scrubbed_env(workdir), fds, {}, self.cgroup.procs_files)
+                self.process = ZygoteKernel(zygote, pid)
+                self.forked = True
+            except OSError as exc:
+                self.fork_refused = str(exc)  # the caller says so (worker_zygote.failed); this starts its own
+        if not self.forked:
+            self.process = self._spawn(isolation, plan, workdir, out_w, to_child_r, from_child_w)
+        for fd in (to_child_r, from_child_w, out_w):
+            os.close(fd)
+        self.meter = self.cgroup.meter(self.process.pid)
+        self._baseline = 0.0
+        self._fds = [to_child_w, from_child_r]
+        self.output = CappedOutput(out_r, Limits().output_bytes)  # the spec's cap is set before loading
+        self.channel = FramedChannel(from_child_r, to_child_w, self.kill, self._died)
+        self.closed = False
 
+    def _spawn(
+        self, isolation: Isolation, plan: dict, workdir: Path, out_w: int, to_child_r: int, from_child_w: int
+    ) -> subprocess.Popen:
         def before_exec() -> None:  # in the child, between fork and exec
             die_with_grader()
             self.cgroup.join()
 
-        self.process = subprocess.Popen(
+        return subprocess.Popen(
             [
                 *isolation.prefix(),
                 sys.executable,
@@ -113,7 +167,7 @@ class Worker:
                 _BOOTSTRAP,
                 str(to_child_r),
                 str(from_child_w),
-                json.dumps(isolation.plan([workdir], hidden, identity)),
+                json.dumps(plan),
             ],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
@@ -124,14 +178,6 @@ class Worker:
             start_new_session=True,
             preexec_fn=before_exec,
         )
-        for fd in (to_child_r, from_child_w, out_w):
-            os.close(fd)
-        self.meter = self.cgroup.meter(self.process.pid)
-        self._baseline = 0.0
-        self._fds = [to_child_w, from_child_r]
-        self.output = CappedOutput(out_r, Limits().output_bytes)  # the spec's cap is set before loading
-        self.channel = FramedChannel(from_child_r, to_child_w, self.kill, self._died)
-        self.closed = False
 
     def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
         return self.channel.request(message, timeout)
@@ -193,8 +239,5 @@ class Worker:
             return
         if self._fds:
             os.close(self._fds.pop(0))
-        try:
-            self.process.wait(timeout=KILL_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
+        wait_for_exit(self.process, KILL_GRACE_SECONDS)
         self.kill()

@@ -1,8 +1,13 @@
-"""The kernel zygote's own program (run as `python -c CONFINE_SOURCE + THIS + "main(FD)"`,
-so it needs nothing of the grader): import ipykernel, IPython, zmq, tornado and debugpy once,
-then, for each request on its private control socket (inherited from the grader, fd FD,
-never a path), fork a fresh kernel that confines itself exactly as the `unshare ...
-python -I -S -c CONFINE` command of today's path does, then starts the kernel app.
+"""A zygote's own program (run as `python -c CONFINE_SOURCE + THIS + "main(FD)"`, so it
+needs nothing of the grader). The kernel zygote imports ipykernel, IPython, zmq, tornado and
+debugpy once, then, for each request on its private control socket (inherited from the
+grader, fd FD, never a path), forks a fresh kernel that confines itself exactly as the
+`unshare ... python -I -S -c CONFINE` command of today's path does, then starts the kernel
+app. The worker zygote (`main(FD, "worker")`, run as `python -I -S -u -c` with the `.py`
+worker's bootstrap in front, as a worker is) imports what the observer and a typical
+submission import, and its forks confine themselves as a worker started with `unshare
+... python -I -S -u -c BOOTSTRAP` does, then serve the grader as that worker would: with
+the two pipes of its private channel passed along with the request.
 
 Nothing of a student ever runs in the zygote: it imports, forks and reaps. It creates no
 thread, no ZeroMQ context, no event loop and no kernel (forking those is unsafe); every
@@ -12,7 +17,8 @@ it dies with the grader (PR_SET_PDEATHSIG, set by the grader between fork and ex
 
 A request is a JSON line `{"id"}` with two descriptors passed along (SCM_RIGHTS): the
 kernel's output pipe and one end of a socket that holds the request itself (`{"args",
-"plan", "env", "cgroups", "rlimits"}`, then the end of the stream). The zygote forks at
+"plan", "env", "cgroups", "rlimits"}`, then the end of the stream); a worker's carries two
+more, its channel's pipes (from the grader, to the grader). The zygote forks at
 once and only the fork reads that socket: no path, environment or buffer of any grading
 ever enters the zygote's memory, so no later fork inherits one (a fork's heap is a copy of
 the zygote's, freed memory included). Replies are `{"id", "pid"}` or `{"id", "error"}`,
@@ -64,6 +70,26 @@ PREIMPORT = (
     "ipykernel.parentpoller",
     "ipykernel.comm",
 )
+# what the `.py` worker's bootstrap and observers import, and numpy, which most submissions of
+# the board labs do (about 60 ms of CPU each): imported once, in the worker zygote
+WORKER_PREIMPORT = (
+    "json",
+    "resource",
+    "types",
+    "collections",
+    "importlib.util",
+    "inspect",
+    "linecache",
+    "re",
+    "random",
+    "copy",
+    "math",
+    "heapq",
+    "functools",
+    "itertools",
+    "traceback",
+)
+WORKER_OPTIONAL = ("numpy",)
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
 REQUEST_SECONDS = 30.0  # the grader wrote the request before passing its socket: it is there at once
 
@@ -94,16 +120,17 @@ def _read_request(fd):
     return json.loads(b"".join(chunks))
 
 
-def _kernel(request_fd, out_fd, libc):
+def _child(fds, libc, kind):
     """In the fork: read the request, then the same steps, in the same order, as today's
     path (the grader's preexec_fn, `unshare --fork --kill-child --mount-proc`, confine.py),
-    then the kernel."""
+    then the kernel app or, for a worker, its bootstrap's service."""
     import resource
 
-    os.setsid()  # the kernel's own session and process group, as jupyter_client starts it
+    out_fd, request_fd, channel = fds[0], fds[1], fds[2:]
+    os.setsid()  # its own session and process group, as jupyter_client or a worker's Popen starts it
     _die_with_parent(libc)
     request = _read_request(request_fd)
-    for number in range(1, signal.NSIG):  # the zygote's signal dispositions are not the kernel's
+    for number in range(1, signal.NSIG):  # the zygote's signal dispositions are not the child's
         if number not in (signal.SIGKILL, signal.SIGSTOP):
             try:
                 signal.signal(number, signal.SIG_DFL)
@@ -113,7 +140,7 @@ def _kernel(request_fd, out_fd, libc):
     os.dup2(null, 0)
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the control socket above all: no kernel may talk to the zygote
+    _close_all_but(channel)  # the control socket above all: no child may talk to the zygote
     for name, value in request["rlimits"].items():
         try:
             resource.setrlimit(getattr(resource, name), (value, value))
@@ -157,14 +184,38 @@ def _kernel(request_fd, out_fd, libc):
     os.environ.update(request["env"])
     import tempfile
 
-    tempfile.tempdir = None  # TMPDIR is the kernel's work folder, not whatever the zygote saw
+    tempfile.tempdir = None  # TMPDIR is the child's work folder, not whatever the zygote saw
+    if kind == "worker":
+        _fresh_random_state()
+        serve_confined(channel[0], channel[1])  # type: ignore[name-defined]  # noqa: F821 - bootstrap.py, in front
+        return
     sys.argv = [LAUNCHER[0], *request["args"]]
     from ipykernel import kernelapp
 
     kernelapp.launch_new_instance(request["args"])
 
 
-def _serve(control, libc):
+def _close_all_but(keep):
+    """Close every descriptor from 3 up but those in `keep`."""
+    low = 3
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
+
+
+def _fresh_random_state():
+    """Random generators imported by the zygote would start every fork at one state: a
+    fresh interpreter seeds them from the system's entropy, and so does a fork."""
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()
+
+
+def _serve(control, libc, kind):
     buffer = b""
     while True:
         while True:  # reap: kernels that ended, and orphans of theirs (subreaper)
@@ -188,10 +239,10 @@ def _serve(control, libc):
             continue
         line, buffer = buffer.split(b"\n", 1)
         number = int(json.loads(line)["id"])  # all the zygote ever reads of a request
-        if len(fds) != 2:
+        if len(fds) != (4 if kind == "worker" else 2):
             for fd in fds:
                 os.close(fd)
-            control.sendall(json.dumps({"id": number, "error": "no output pipe and request"}).encode() + b"\n")
+            control.sendall(json.dumps({"id": number, "error": "not the descriptors of a request"}).encode() + b"\n")
             continue
         try:
             pid = os.fork()
@@ -203,11 +254,11 @@ def _serve(control, libc):
         if pid == 0:
             code = 1
             try:
-                _kernel(fds[1], fds[0], libc)
+                _child(fds, libc, kind)
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
-            except BaseException:  # noqa: BLE001 - say why on the kernel's own output, never return to the loop
+            except BaseException:  # noqa: BLE001 - say why on the child's own output, never return to the loop
                 import traceback
 
                 traceback.print_exc()
@@ -218,7 +269,7 @@ def _serve(control, libc):
         control.sendall(json.dumps({"id": number, "pid": pid}).encode() + b"\n")
 
 
-def main(fd):
+def main(fd, kind="kernel", site_paths=()):
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -230,16 +281,26 @@ def main(fd):
         import importlib
         import importlib.util
 
-        for name in PREIMPORT:  # imported once here, for every kernel forked from here
-            importlib.import_module(name)
-        spec = importlib.util.find_spec("ipykernel_launcher")
-        LAUNCHER[0] = (spec.origin if spec else None) or LAUNCHER[0]
+        if kind == "worker":
+            sys.path.extend(site_paths)  # as a worker's bootstrap does (-S skipped site)
+            for name in WORKER_PREIMPORT:
+                importlib.import_module(name)
+            for name in WORKER_OPTIONAL:
+                try:
+                    importlib.import_module(name)
+                except ImportError:
+                    pass
+        else:
+            for name in PREIMPORT:  # imported once here, for every kernel forked from here
+                importlib.import_module(name)
+            spec = importlib.util.find_spec("ipykernel_launcher")
+            LAUNCHER[0] = (spec.origin if spec else None) or LAUNCHER[0]
         threads = len(os.listdir("/proc/self/task"))
         if threads != 1 or sys.gettrace() is not None:  # forking a thread or a tracer is unsafe
             raise RuntimeError(f"the imports left {threads} threads, trace {sys.gettrace()!r}")
-    except BaseException as exc:  # noqa: BLE001 - the grader falls back to a kernel per interpreter
+    except BaseException as exc:  # noqa: BLE001 - the grader falls back to an interpreter per child
         control.sendall(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode() + b"\n")
         os._exit(1)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     control.sendall(json.dumps({"ready": os.getpid()}).encode() + b"\n")
-    _serve(control, libc)
+    _serve(control, libc, kind)

@@ -1,0 +1,88 @@
+"""What happens to a notebook's cells: the incidents the report lists (a cell that raised,
+was interrupted at a time limit, caught its interrupt, was stopped, skipped or never run),
+and the watchdog that interrupts a cell past its limit and stops it when it goes on."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+from .cpu_clock import CpuMeter
+from .deadline import Deadline, Limit
+from .session import INTERRUPT_GRACE_SECONDS
+
+
+@dataclass(frozen=True)
+class CellIncident:
+    """A code cell that did not simply run: it `raised`, was `interrupted` at a time limit
+    (`detail` names it), `caught` its interrupt and finished, was `stopped` (it went on
+    after its interrupt: loading fails), was `skipped` (it killed the kernel, or could not
+    be run), or was `not_run` (the loading time ran out first). `number` is Jupyter's `In [n]`."""
+
+    number: int
+    kind: str
+    detail: str = ""
+
+    @property
+    def note(self) -> str:
+        where = f"cell In [{self.number}]"
+        return {
+            "raised": f"{where} raised {self.detail}",
+            "interrupted": f"{where} ran past {self.detail} and was interrupted (KeyboardInterrupt)",
+            "caught": f"{where} ran past {self.detail} and was interrupted; it caught the KeyboardInterrupt and finished",
+            "stopped": f"{where} ran past {self.detail}, and went on after its interrupt (KeyboardInterrupt) "
+            f"until it was stopped",
+            "skipped": f"{where} {self.detail}; it was skipped and the notebook run again without it",
+            "not_run": f"{where} was not run: {self.detail} ran out before it",
+        }[self.kind]
+
+
+def not_run(rest: list[tuple[int, int]], skip: set[int], limit: Limit) -> list[CellIncident]:
+    return [CellIncident(number, "not_run", limit.says) for _, number in rest if number not in skip]
+
+
+class Watched(Protocol):
+    """The kernel a watchdog watches (kernel_worker.KernelWorker)."""
+
+    meter: CpuMeter
+
+    def interrupt(self) -> None: ...
+
+    def kill_kernel(self) -> None: ...
+
+
+class CellWatchdog:
+    """Watches one cell on a thread of its own: when one of `limits` passes it interrupts
+    the kernel (`interrupted`: that limit), and when the cell then goes on for
+    INTERRUPT_GRACE_SECONDS more of CPU time (or the backstop of that) it kills the kernel
+    (`stopped`)."""
+
+    def __init__(self, worker: Watched, limits: Deadline) -> None:
+        self.worker, self.limits = worker, limits
+        self.interrupted: Limit | None = None
+        self.stopped = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="abgrade-cell-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.limits.pause()):
+            passed = self.limits.passed()
+            if passed is not None:
+                self.interrupted = passed
+                self.worker.interrupt()
+                break
+        else:
+            return
+        grace = Deadline(self.worker.meter).charged("interrupt", INTERRUPT_GRACE_SECONDS, "after the interrupt")
+        while not self._done.wait(grace.pause()):
+            if grace.passed() is not None:
+                self.stopped = True
+                self.worker.kill_kernel()
+                return
+
+    def stop(self) -> None:
+        """The cell has ended: stop watching."""
+        self._done.set()
+        self._thread.join()

@@ -1,0 +1,29 @@
+"""The environment a student process starts with, for a worker and a kernel alike. A module
+of its own so that the kernel zygote (which starts its zygote with it) and the worker
+(which forks from a zygote) don't import each other."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["scrubbed_env"]
+
+
+def scrubbed_env(workdir: Path) -> dict[str, str]:
+    """A minimal environment: nothing of the grader's leaks into the student process."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(workdir),
+        "TMPDIR": str(workdir),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
+    for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed by some CPUs' OpenBLAS
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
