@@ -187,7 +187,8 @@ UNREPLAYED = {
     "bug_no_alpha_beta": {"nodes", "speedup", "random"},
     # the agent forgets its losing moves: None (tic-tac-toe) or an IndexError (Connect Four)
     # where every move loses, and a forfeited match game where the depth-3 agent gets ahead
-    "bug_no_move_when_losing": {"choice", "games", "random"},
+    # (the hidden random matches, two games each here, never bring it to such a position)
+    "bug_no_move_when_losing": {"choice", "games"},
 }
 
 
