@@ -24,10 +24,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Every command and its options, with examples in each `--help`; only the command
     `only` when the command line names one (importing every command costs a grade's start)."""
     parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
-    parser.add_argument("--version", action="version", version=f"abgrade {abgrade_version()}")
+    parser.add_argument("--version", action=_ShowVersion)
     register_all(parser.add_subparsers(metavar="COMMAND"), only=only)
     add_examples(parser)
     return parser
+
+
+class _ShowVersion(argparse.Action):
+    """`--version`: the version is looked up only when asked for (not on every start)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help="show abgrade's version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        parser._print_message(f"abgrade {abgrade_version()}\n", sys.stdout)
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:
