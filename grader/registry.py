@@ -18,13 +18,13 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from .distributions import distribution_folders
 from .results import ordered_kinds
 
 GROUP = "abgrade.labs"
@@ -63,32 +63,9 @@ class EntryPoint:
         return found
 
 
-_DIST_FOLDER = re.compile(r"(.+?)(-[^-]*)?\.(dist-info|egg-info)$")
-
-
-def _distribution_folders() -> Iterator[tuple[str, str]]:
-    """(normalised name, folder) of every distribution folder on sys.path, in path order,
-    the first of each name only."""
-    seen: set[str] = set()
-    for entry in sys.path:
-        base = entry or os.getcwd()
-        try:
-            names = os.listdir(base)
-        except OSError:
-            continue
-        for name in names:
-            matched = _DIST_FOLDER.match(name)
-            if matched is None:
-                continue
-            normal = re.sub(r"[-_.]+", "_", matched.group(1)).lower()
-            if normal not in seen:
-                seen.add(normal)
-                yield normal, os.path.join(base, name)
-
-
 def _read_points(group: str) -> list[EntryPoint]:
     found = []
-    for _, folder in _distribution_folders():
+    for _, _, folder in distribution_folders():
         try:
             with open(os.path.join(folder, "entry_points.txt"), encoding="utf-8") as handle:
                 text = handle.read()
