@@ -227,9 +227,7 @@ def _may_shrink(spec: Spec, plans: list[CasePlan]) -> bool:
     """Whether a failed random case could be shrunk: then the student's process stays open
     until judging is done (it answers the smaller cases); else it closes as soon as its
     replies are in, while judging still runs."""
-    if spec.random is None or spec.random.shrink.calls <= 0 or spec.random.shrink.seconds <= 0:
-        return False
-    return any(plan.shrink is not None for plan in plans)
+    return spec.random is not None and spec.random.shrink.enabled and any(p.shrink is not None for p in plans)
 
 
 def _close_session(session: Session, report: GradeReport, public: str | None) -> None:

@@ -81,7 +81,7 @@ def shrink_all(
     that fails each check only (a second failure of the same check would shrink to much the
     same case), within one budget for the whole submission."""
     found: dict[int, Shrunk] = {}
-    if policy.calls <= 0 or policy.seconds <= 0:
+    if not policy.enabled:
         return found
     budget = Budget(policy, cpu)
     checks: set[str] = set()

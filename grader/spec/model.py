@@ -55,6 +55,11 @@ class ShrinkPolicy:
     seconds: float = 20.0
     reveal: bool = True
 
+    @property
+    def enabled(self) -> bool:
+        """Whether any smaller case may be tried at all."""
+        return self.calls > 0 and self.seconds > 0
+
 
 @dataclass(frozen=True)
 class RandomPolicy:
