@@ -53,14 +53,13 @@ def run(args: argparse.Namespace) -> int:
         else None
     )
     try:
-        from ..course.config import nearest_config_seed
         from ..grading import grade_submission
         from ..seeding import chosen_seed
         from ..spec_check import verify_once
 
         lab, spec = load_lab(args.lab, args.spec)
         verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
-        configured = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
+        configured = None if args.seed is not None else _config_seed(args.config)
         seed = chosen_seed(args.seed, configured, spec)
     except BaseException:
         if early is not None:
@@ -68,16 +67,32 @@ def run(args: argparse.Namespace) -> int:
         raise
     report = grade_submission(args.submission, lab, spec, seed=seed, session=early)
 
-    from ..report.gradescope import write_results_json
-    from ..report.html import write_html
-    from ..report.terminal import summary
-
+    # each report's module only when it is asked for (their imports cost a grade's start-up)
     if args.json:
+        from ..report.gradescope import write_results_json
+
         write_results_json(report, args.json)
     if args.html:
+        from ..report.html import write_html
+
         write_html(report, args.html, show_hidden=args.show_hidden)
     if args.quiet:
         print(f"{report.score:g}/{report.max_score:g}")
     else:
+        from ..report.terminal import summary
+
         print(summary(report, show_hidden=args.show_hidden, color=sys.stdout.isatty(), verbose=args.verbose))
     return EXIT_FAILED if report.visible_failures else EXIT_OK
+
+
+def _config_seed(config: Path | None) -> int | None:
+    """`seed:` of the course config (`--config`, else the nearest abgrade.yaml); None when
+    there is none. The config's reader (YAML, the labs' names) is imported only then."""
+    from ..course.config_file import find_config
+
+    path = config or find_config(Path.cwd())
+    if path is None:
+        return None
+    from ..course.config import nearest_config_seed
+
+    return nearest_config_seed(path, Path.cwd())
