@@ -13,8 +13,8 @@ after the interrupt is stopped, and then loading has failed (DESIGN.md)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
-import secrets
 import shutil
 import sys
 import tempfile
@@ -151,7 +151,7 @@ class Session:
         self.identity: StudentIdentity | None = lease()
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
-        self.nonce = secrets.token_hex(8)  # every genuine reply carries it
+        self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
