@@ -18,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,12 @@ class Session:
     a worker is launched (`_launch`)."""
 
     _early: Worker | None = None  # a worker started ahead of its first use (PythonSession)
+    # `abgrade grade` sets it: once the student's processes are killed and its output read,
+    # `close` leaves removing the work folder and releasing the uid to a thread, which the
+    # command joins (`wait_closed`) after printing the report; not a daemon, so the
+    # interpreter waits for it too
+    cleanup_in_background = False
+    _cleaning: threading.Thread | None = None
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         self.submission = submission
@@ -263,9 +270,22 @@ class Session:
         if early is not None:  # started, never used (e.g. the spec turned out broken)
             early.kill()
             self._early = None
+        if not self.cleanup_in_background:
+            self._clean_up()
+        elif self._cleaning is None:
+            self._cleaning = threading.Thread(target=self._clean_up, name="abgrade-cleanup")
+            self._cleaning.start()
+
+    def _clean_up(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
+
+    def wait_closed(self) -> None:
+        """Return once `close` has removed the work folder and released the uid (at once
+        unless `cleanup_in_background`)."""
+        if self._cleaning is not None:
+            self._cleaning.join()
 
 
 class PythonSession(Session):
