@@ -143,6 +143,7 @@ class Session:
     # interpreter waits for it too
     cleanup_in_background = False
     _cleaning: threading.Thread | None = None
+    _cleanup_error: BaseException | None = None
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         self.submission = submission
@@ -273,7 +274,7 @@ class Session:
         if not self.cleanup_in_background:
             self._clean_up()
         elif self._cleaning is None:
-            self._cleaning = threading.Thread(target=self._clean_up, name="abgrade-cleanup")
+            self._cleaning = threading.Thread(target=self._clean_up_keeping_error, name="abgrade-cleanup")
             self._cleaning.start()
 
     def _clean_up(self) -> None:
@@ -281,11 +282,20 @@ class Session:
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
 
+    def _clean_up_keeping_error(self) -> None:
+        try:
+            self._clean_up()
+        except BaseException as exc:  # noqa: BLE001 - raised again by wait_closed, as close would have
+            self._cleanup_error = exc
+
     def wait_closed(self) -> None:
         """Return once `close` has removed the work folder and released the uid (at once
-        unless `cleanup_in_background`)."""
+        unless `cleanup_in_background`); what went wrong there is raised here."""
         if self._cleaning is not None:
             self._cleaning.join()
+        error, self._cleanup_error = self._cleanup_error, None
+        if error is not None:
+            raise error
 
 
 class PythonSession(Session):

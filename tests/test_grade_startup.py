@@ -1,11 +1,15 @@
-"""What one `abgrade grade` of a passing `.py` imports (issue 26, goal 1): modules a run
-doesn't use stay out of its start-up. Checked in a fresh interpreter, as users run it."""
+"""One `abgrade grade` of a `.py` at its start and end (issue 26, goal 1): modules a run
+doesn't use stay out of its start-up (checked in a fresh interpreter, as users run it),
+and the work folder's removal and the uid's release, left to a thread while the report
+prints, are waited for."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
+import pytest
 
 from grader.paths import SOLUTIONS_DIR
 
@@ -47,3 +51,30 @@ def test_a_passing_quiet_grade_imports_nothing_it_does_not_use(tmp_path) -> None
     assert seen["code"] == 0 and seen["out"].strip() == "75/75"
     imported = {name: why for name, why in NOT_IMPORTED.items() if name in seen["modules"]}
     assert imported == {}
+
+
+def test_a_cleanup_on_its_thread_is_waited_for_and_its_error_raised(tmp_path, monkeypatch) -> None:
+    """`grade`'s session removes its folder and releases its uid on a thread: wait_closed
+    returns once both are done, and raises what went wrong there, as close would have."""
+    from grader.sandbox.opening import open_session
+    from grader.sandbox.session import Session
+
+    submission = tmp_path / "tree.py"
+    submission.write_text((SOLUTIONS_DIR / "tree.py").read_text())
+    session = open_session(submission)
+    session.cleanup_in_background = True
+    session.close()
+    session.wait_closed()
+    assert not session.workdir.exists()
+
+    def failing(self: Session) -> None:
+        raise OSError("the uid could not be released")
+
+    monkeypatch.setattr(Session, "_clean_up", failing)
+    second = open_session(submission)
+    second.cleanup_in_background = True
+    second.close()
+    with pytest.raises(OSError, match="could not be released"):
+        second.wait_closed()
+    monkeypatch.undo()
+    second._clean_up()  # what the failing stand-in skipped
