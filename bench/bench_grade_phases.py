@@ -2,7 +2,10 @@
 interpreter that imports the CLI and grades the tree lab's solution as `abgrade grade
 FILE --lab tree -q` does, with the pipeline's steps wrapped in timers (wall and the
 grader's own CPU time, `time.process_time`); medians over the runs. Phases that overlap
-the student's process are marked: its start-up runs while the grader loads the lab.
+the student's process are marked: its start-up runs while the grader loads the lab. The
+modules `grade` imports inside main() (most of them lazily, only when the run needs them)
+are timed as they load, before and after the worker's spawn; that time is also part of
+the phase that imported them.
 With `--importtime`, one more run under `python -X importtime` lists the modules that
 took longest to import (their own time, summed over their subtree).
 
@@ -45,24 +48,74 @@ def timed(owner, attribute, name):
             lap(name, since)
     setattr(owner, attribute, wrapper)
 
+def wrap_session(module):
+    Session = module.Session
+    timed(Session, "load", "wait for the worker: confined, observer, import (overlaps)")
+    timed(Session, "run", "cases: requests and replies")
+    timed(Session, "close", "close the sandbox (kill, output read; folder and uid: below)")
+    if hasattr(Session, "wait_closed"):
+        timed(Session, "wait_closed", "wait for the folder's removal and the uid's release (a thread)")
+
+def note_spawn(module):
+    started_worker = module.Worker.__init__
+    def init(self, *args, **kwargs):
+        started_worker(self, *args, **kwargs)
+        spawned[0] = True
+    module.Worker.__init__ = init
+
+# modules the grade imports itself, when (and only if) it does: wrapped once they are in
+PATCHES = {
+    "grader.sandbox.worker": note_spawn,
+    "grader.sandbox.opening": lambda m: timed(m, "open_session", "open the sandbox (uid, folder, worker spawned)"),
+    "grader.sandbox.session": wrap_session,
+    "grader.labs.kit.base": lambda m: timed(m.Lab, "plans", "plan the cases"),
+    "grader.grading": lambda m: timed(m.Pending, "result", "wait for the judging thread"),
+    "grader.report.terminal": lambda m: timed(m, "summary", "the report"),
+}
+depth = [0]
+spawned = [False]
+
+class Hook:
+    # times each import main() makes (outermost only) and wraps PATCHES' modules when they load
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        for finder in sys.meta_path:
+            if finder is Hook or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        original = loader.exec_module
+        def exec_module(module):
+            since = (time.perf_counter(), time.process_time())
+            depth[0] += 1
+            try:
+                original(module)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0:
+                    lap("imports in main() before the worker's spawn" if not spawned[0] else "imports in main() after the worker's spawn (overlapped)", since)
+            if name in PATCHES:
+                PATCHES[name](module)
+        try:
+            loader.exec_module = exec_module
+        except AttributeError:
+            return spec
+        return spec
+
 from grader.cli import main
 import grader.commands.grade as grade_command
 lap("start-up: the CLI's imports", started)
-since = (time.perf_counter(), time.process_time())
-import grader.sandbox.opening as opening
-from grader.sandbox.session import Session
-import grader.grading as grading
-from grader.labs.kit.base import Lab
-import grader.report.terminal as terminal
-lap("start-up: the sandbox's and pipeline's imports", since)
-timed(opening, "open_session", "open the sandbox (uid, folder, worker spawned)")
-timed(grade_command, "load_lab", "load the lab and its spec")
-timed(Lab, "plans", "plan the cases")
-timed(Session, "load", "wait for the worker: confined, observer, import (overlaps)")
-timed(Session, "run", "cases: requests and replies")
-timed(grading.Pending, "result", "wait for the judging thread")
-timed(Session, "close", "close the sandbox (kill, uid released, folder removed)")
-timed(terminal, "summary", "the report")
+for name, patch in PATCHES.items():
+    if name in sys.modules:
+        patch(sys.modules[name])
+timed(grade_command, "load_lab", "load the lab and its spec (its imports too)")
+sys.meta_path.insert(0, Hook)
 since = (time.perf_counter(), time.process_time())
 with contextlib.redirect_stdout(io.StringIO()):
     main(sys.argv[1:])

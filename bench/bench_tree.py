@@ -9,7 +9,12 @@ interpreter for the student) and a hand-written pytest file for the same cases
 round. Goals (issue 26): within 2.0x two `python -c pass`, at most 0.7x the pytest file,
 under 1 s.
 
-    python bench/bench_tree.py [--rounds 11] [SUBMISSION]
+`--python PATH` adds the same grade and the two starts run by another interpreter, e.g.
+a venv's where abgrade was installed with a plain `pip install .` (not editable: an
+editable install's import hook makes every start of that venv's Python slower, the
+floor's included), with `-I` so that this checkout is not on its path.
+
+    python bench/bench_tree.py [--rounds 11] [--python PATH] [SUBMISSION]
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("submission", nargs="?", default=str(HERE.parent / "reference" / "solutions" / "tree.py"))
     parser.add_argument("--rounds", "--runs", type=int, default=11)
+    parser.add_argument("--python", help="another interpreter with abgrade installed: its grade and two starts too")
     args = parser.parse_args()
     plans = get_lab("tree").plans(load_spec(spec_path("tree")), SEED)
     requests = [p.request for p in plans]
@@ -91,17 +97,18 @@ def main() -> None:
     if "passed" not in out or "failed" in out:
         sys.exit(f"the pytest file does not pass on {args.submission}:\n{out}")
     start = [sys.executable, "-c", "pass"]
-    times = interleave(
-        {
-            "bare": timer([sys.executable, "-B", str(HERE / "bare_tree_run.py"), str(cases), args.submission]),
-            "two starts": lambda: run(start)[0] + run(start)[0],
-            "pytest": timer(pytest_command),
-            "graded": timer(
-                [sys.executable, "-m", "grader", "grade", args.submission, "--lab", "tree", "--seed", str(SEED), "-q"]
-            ),
-        },
-        args.rounds,
-    )
+    grade = ["-m", "grader", "grade", str(Path(args.submission).resolve()), "--lab", "tree", "--seed", str(SEED), "-q"]
+    contenders = {
+        "bare": timer([sys.executable, "-B", str(HERE / "bare_tree_run.py"), str(cases), args.submission]),
+        "two starts": lambda: run(start)[0] + run(start)[0],
+        "pytest": timer(pytest_command),
+        "graded": timer([sys.executable, *grade]),
+    }
+    if args.python:
+        other_start = [args.python, "-I", "-c", "pass"]
+        contenders["other two starts"] = lambda: run(other_start)[0] + run(other_start)[0]
+        contenders["other graded"] = timer([args.python, "-I", *grade])
+    times = interleave(contenders, args.rounds)
     for path in folder.iterdir():
         path.unlink()
     folder.rmdir()
@@ -116,6 +123,13 @@ def main() -> None:
     print(f"  graded / bare             {spread(ratios(graded, times['bare']), 'x')}")
     print(f"  graded / two starts       {spread(ratios(graded, times['two starts']), 'x')}   (goal: <= 2.0x)")
     print(f"  graded / pytest           {spread(ratios(graded, times['pytest']), 'x')}   (goal: <= 0.7x)")
+    if args.python:
+        other = times["other graded"]
+        print(f"  {args.python}:")
+        print(f"  two `python -I -c pass`   {spread(times['other two starts'], ' ms', 1000, 0)}")
+        print(f"  abgrade grade (-I)        {spread(other, ' ms', 1000, 0)}")
+        print(f"  graded / two starts       {spread(ratios(other, times['other two starts']), 'x')}")
+        print(f"  graded / pytest above     {spread(ratios(other, times['pytest']), 'x')}")
 
 
 LOAD_BEFORE = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -15,7 +15,6 @@ from .checks import Verdict
 from .checks.cause import explained
 from .checks.limits import Incident, check_limits
 from .checks.load import check_load
-from .counterexample import Counterexample, attach
 from .labs import CasePlan, Judgement, Lab
 from .labs.kit.observations import STUDENT_CPU
 from .observations import sanitize_call, sanitize_load
@@ -24,7 +23,6 @@ from .sandbox.channel import WorkerFailure
 from .sandbox.opening import open_session
 from .sandbox.session import Session
 from .seeding import Seed, spec_seed
-from .shrinking import shrink_all
 from .source_encoding import SAMPLE_BYTES, resave_advice, wide_encoding
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
@@ -250,6 +248,12 @@ def _add_counterexamples(
 ) -> None:
     """The smallest failing case of each failed random case that can shrink, kept with its
     random test (grader/shrinking.py, grader/counterexample.py)."""
+    random_verdicts = (judgement.verdicts.get("random") for _, judgement in judged)
+    if all(verdict is None or verdict.passed for verdict in random_verdicts):
+        return  # nothing to shrink: a passing grade doesn't import the shrinker
+    from .counterexample import Counterexample, attach
+    from .shrinking import shrink_all
+
     assert spec.random is not None
     policy = spec.random.shrink
 

@@ -4,6 +4,7 @@ submissions, exit codes, Gradescope's results.json, `demo`, `specs verify` and `
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -348,3 +349,53 @@ def test_a_kernel_that_cannot_start_says_why(monkeypatch, capsys, tmp_path) -> N
     err = capsys.readouterr().err
     assert code == 3 and len(err.splitlines()) == 1
     assert "could not start a Jupyter kernel (3 attempts)" in err and "no kernel in this machine" in err
+
+
+# --- nothing of the student outlives the command -----------------------------------------------
+
+ESCAPING = """\
+import os, sys
+if os.fork() == 0:  # a grandchild in a session of its own, out of the worker's process group
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)", "{marker}"])
+    os._exit(0)
+os.wait()
+"""
+
+
+def _running_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the student's uid (and so its every process) is leased by a root grader")
+@pytest.mark.parametrize("level", ["", "process"])
+def test_no_process_or_work_folder_of_the_student_outlives_grade(tmp_path: Path, level: str) -> None:
+    """`grade` removes the work folder and releases the uid on a thread while it prints the
+    report (commands/grade.py): both are done by the time the command exits, even for a
+    submission that left a process behind in a session of its own."""
+    marker = f"abgrade-escape-marker-{os.getpid()}-{level or 'default'}"
+    submission = tmp_path / "escaping.py"
+    submission.write_text(ESCAPING.format(marker=marker))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary), "ABGRADE_ISOLATION": level}
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_DIR,
+        env=env,
+        timeout=120,
+    )
+    no_traceback(run)
+    assert run.returncode == 1, run.stderr  # it defines no alphabeta: graded, not crashed
+    assert _running_with(marker) == []
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("abgrade-")] == []

@@ -109,9 +109,10 @@ def test_entries_of_the_wrong_shape_are_worked_out_again(cache_dir: Path) -> Non
     seccomp_filter.filter_program.cache_clear()
     expected = seccomp_filter.filter_program()
     key = seccomp_filter._cache_key()
-    cache.write(key, b"\x00" * 7)  # not whole instructions
-    seccomp_filter.filter_program.cache_clear()
-    assert seccomp_filter.filter_program() == expected
+    for wrong in (b"\x00" * 7, ((), b"\x00" * 7), (("/no/such/libseccomp.so.2:1:1",), b"\x00" * 8)):
+        cache.write(key, wrong)  # the old layout, not whole instructions, a library changed since
+        seccomp_filter.filter_program.cache_clear()
+        assert seccomp_filter.filter_program() == expected
     path = next(p for p in cache_dir.iterdir() if p.name.startswith(key))
     path.write_bytes(b"not marshal at all")
     seccomp_filter.filter_program.cache_clear()

@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, check_output_file, check_submission_path, load_lab, private_dirs
+
+if TYPE_CHECKING:
+    from ..results import GradeReport
+    from ..sandbox.session import Session
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -52,32 +57,58 @@ def run(args: argparse.Namespace) -> int:
         if args.submission.suffix == ".py" and args.submission.is_file()
         else None
     )
+    if early is not None:
+        early.cleanup_in_background = True  # the folder and the uid go while the report prints
     try:
-        from ..course.config import nearest_config_seed
-        from ..grading import grade_submission
-        from ..seeding import chosen_seed
-        from ..spec_check import verify_once
-
-        lab, spec = load_lab(args.lab, args.spec)
-        verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
-        configured = None if args.seed is not None else nearest_config_seed(args.config, Path.cwd())
-        seed = chosen_seed(args.seed, configured, spec)
-    except BaseException:
+        report = _graded(args, early)
+        _print_report(args, report)
+    finally:
         if early is not None:
-            early.close()
-        raise
-    report = grade_submission(args.submission, lab, spec, seed=seed, session=early)
+            early.close()  # a no-op once grading closed it; else (a broken spec) it ends here
+            early.wait_closed()  # no uid, folder or process of the student outlives the command
+    return EXIT_FAILED if report.visible_failures else EXIT_OK
 
-    from ..report.gradescope import write_results_json
-    from ..report.html import write_html
-    from ..report.terminal import summary
 
+def _graded(args: argparse.Namespace, early: Session | None) -> GradeReport:
+    """The report of the submission; `early` (closed by the grading) is the caller's to
+    close if a usage or spec error stops it first."""
+    from ..grading import grade_submission
+    from ..seeding import chosen_seed
+    from ..spec_check import verify_once
+
+    lab, spec = load_lab(args.lab, args.spec)
+    verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
+    configured = None if args.seed is not None else _config_seed(args.config)
+    seed = chosen_seed(args.seed, configured, spec)
+    return grade_submission(args.submission, lab, spec, seed=seed, session=early)
+
+
+def _print_report(args: argparse.Namespace, report: GradeReport) -> None:
+    # each report's module only when it is asked for (their imports cost a grade's start-up)
     if args.json:
+        from ..report.gradescope import write_results_json
+
         write_results_json(report, args.json)
     if args.html:
+        from ..report.html import write_html
+
         write_html(report, args.html, show_hidden=args.show_hidden)
     if args.quiet:
         print(f"{report.score:g}/{report.max_score:g}")
     else:
+        from ..report.terminal import summary
+
         print(summary(report, show_hidden=args.show_hidden, color=sys.stdout.isatty(), verbose=args.verbose))
-    return EXIT_FAILED if report.visible_failures else EXIT_OK
+
+
+def _config_seed(config: Path | None) -> int | None:
+    """`seed:` of the course config (`--config`, else the nearest abgrade.yaml); None when
+    there is none. The config's reader (YAML, the labs' names) is imported only then."""
+    from ..course.config_file import find_config
+
+    path = config or find_config(Path.cwd())
+    if path is None:
+        return None
+    from ..course.config import nearest_config_seed
+
+    return nearest_config_seed(path, Path.cwd())

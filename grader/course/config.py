@@ -38,8 +38,8 @@ from ..registry import folder_of
 from ..seeding import seed_problem
 from ..spec import SpecError
 from ..spec.yaml_lines import LineDict, line_of, read_yaml_file
+from .config_file import CONFIG_NAME, find_config
 
-CONFIG_NAME = "abgrade.yaml"
 _TOP_FIELDS = ("labs", "deadlines", "seed")
 _LAB_FIELDS = ("submission", "spec", "lab")
 
@@ -62,16 +62,6 @@ class LabEntry:
     def source(self) -> str:
         """What `load_lab` takes: the lab folder's path, else the lab's name."""
         return str(self.folder) if self.folder is not None else self.lab
-
-
-def find_config(start: Path) -> Path | None:
-    """The nearest abgrade.yaml in `start` or one of its parents (so that a check run from
-    a subfolder of the repository still finds it)."""
-    for folder in (start.resolve(), *start.resolve().parents):
-        candidate = folder / CONFIG_NAME
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_config(path: Path) -> list[LabEntry]:

@@ -31,7 +31,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import stat
 import struct
 import sys
@@ -253,7 +252,7 @@ class AclHold:
     a folder restores it); a hold whose grader dies is given back by the next sweep."""
 
     def __init__(self) -> None:
-        self.name = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self.name = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._fd: int | None = None
         self._granted: dict[str, dict[str, int]] = {}  # what this hold has already asked for
 

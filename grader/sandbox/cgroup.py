@@ -11,7 +11,6 @@ as another uid, and the cgroup file system is read-only in its mount namespace."
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from functools import partial
 from pathlib import Path
@@ -67,7 +66,7 @@ class StudentCgroups:
     child between fork and exec, so the process is counted from its first instruction."""
 
     def __init__(self) -> None:
-        name = f"abgrade-{secrets.token_hex(6)}"
+        name = f"abgrade-{os.urandom(6).hex()}"
         self.paths: dict[str, Path] = {}
         for controller, limit_file in CONTROLLERS:
             root = _controller_root(controller)

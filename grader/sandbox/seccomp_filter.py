@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import glob
 import hashlib
 import os
 import tempfile
@@ -76,28 +75,45 @@ TIOCSTI = 0x5412
 
 
 LIBRARY_FOLDERS = ("/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/local/lib")
+# ldconfig rewrites it whenever a shared library is installed, upgraded or removed, and
+# pyseccomp finds libseccomp through it (ctypes.util.find_library)
+LINKER_CACHE = "/etc/ld.so.cache"
 
 
 def _cache_key() -> str:
-    """What the compiled program depends on: the rules (this module's source), the
-    machine and its kernel, and the installed pyseccomp and libseccomp (their files' sizes
-    and times, found without loading them: compiling is what the cache saves)."""
+    """What the compiled program depends on, cheap to work out (every grade asks): the
+    rules (this module's source), the machine and its kernel, the installed pyseccomp and
+    the dynamic linker's cache (files' sizes and times, found without loading them:
+    compiling is what the cache saves). The libseccomp files themselves are stored with
+    the program and checked on the way back (`_library_stamps`)."""
     import importlib.util
 
     found = importlib.util.find_spec("pyseccomp")
-    files = [__file__, found.origin if found and found.origin else "no pyseccomp"]
-    for folder in LIBRARY_FOLDERS:
-        files += sorted(glob.glob(f"{folder}/libseccomp.so*") + glob.glob(f"{folder}/*/libseccomp.so*"))
-    stamps = []
-    for name in files:
-        try:
-            info = os.stat(name)
-            stamps.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
-        except OSError:
-            stamps.append(name)
+    stamps = [_stamp(name) for name in (__file__, found.origin if found and found.origin else "", LINKER_CACHE)]
     uname = os.uname()
     text = "\0".join([uname.machine, uname.release, *stamps])
-    return "seccomp-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    return "seccomp2-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _stamp(name: str) -> str:
+    try:
+        info = os.stat(name)
+    except OSError:
+        return name
+    return f"{name}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _library_stamps() -> tuple[str, ...]:
+    """Every libseccomp file in the library folders, with its size and time: listing the
+    folders (thousands of files) took 4 to 8 ms, so it is done when compiling and only
+    these files are looked at again on a cache hit; a library put anywhere else reaches
+    pyseccomp through ldconfig, which changes `LINKER_CACHE` (part of the key)."""
+    import glob
+
+    names: list[str] = []
+    for folder in LIBRARY_FOLDERS:
+        names += sorted(glob.glob(f"{folder}/libseccomp.so*") + glob.glob(f"{folder}/*/libseccomp.so*"))
+    return tuple(_stamp(name) for name in names)
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,14 +121,28 @@ def filter_program() -> bytes | None:
     """The filter as BPF bytes, or None where libseccomp is not available (the isolation
     note then says so). Compiled once per machine and user (the per-user cache, keyed by
     what it depends on: importing pyseccomp and compiling take longer than a small
-    grading's judging) and checked on the way back: whole 8-byte instructions."""
+    grading's judging) and checked on the way back: the same libseccomp files, whole
+    8-byte instructions."""
     key = _cache_key()
     stored = cache.read(key)
-    if isinstance(stored, bytes) and (stored == b"" or len(stored) % 8 == 0):
-        return stored or None
+    if _still_valid(stored):
+        return stored[1] or None
+    libraries = _library_stamps()
     program = _compile()
-    cache.write(key, program or b"")
+    cache.write(key, (libraries, program or b""))
     return program
+
+
+def _still_valid(stored: object) -> bool:
+    """A stored (library stamps, program) pair of the right shape whose libraries are unchanged."""
+    if not (isinstance(stored, tuple) and len(stored) == 2):
+        return False
+    libraries, program = stored
+    if not (isinstance(libraries, tuple) and all(isinstance(s, str) for s in libraries)):
+        return False
+    if not (isinstance(program, bytes) and len(program) % 8 == 0):
+        return False
+    return all(_stamp(s.rsplit(":", 2)[0]) == s for s in libraries)
 
 
 def _compile() -> bytes | None:

@@ -13,11 +13,12 @@ after the interrupt is stopped, and then loading has failed (DESIGN.md)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
-import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,13 @@ class Session:
     a worker is launched (`_launch`)."""
 
     _early: Worker | None = None  # a worker started ahead of its first use (PythonSession)
+    # `abgrade grade` sets it: once the student's processes are killed and its output read,
+    # `close` leaves removing the work folder and releasing the uid to a thread, which the
+    # command joins (`wait_closed`) after printing the report; not a daemon, so the
+    # interpreter waits for it too
+    cleanup_in_background = False
+    _cleaning: threading.Thread | None = None
+    _cleanup_error: BaseException | None = None
 
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         self.submission = submission
@@ -151,7 +159,7 @@ class Session:
         self.identity: StudentIdentity | None = lease()
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
-        self.nonce = secrets.token_hex(8)  # every genuine reply carries it
+        self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
@@ -263,9 +271,31 @@ class Session:
         if early is not None:  # started, never used (e.g. the spec turned out broken)
             early.kill()
             self._early = None
+        if not self.cleanup_in_background:
+            self._clean_up()
+        elif self._cleaning is None:
+            self._cleaning = threading.Thread(target=self._clean_up_keeping_error, name="abgrade-cleanup")
+            self._cleaning.start()
+
+    def _clean_up(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
+
+    def _clean_up_keeping_error(self) -> None:
+        try:
+            self._clean_up()
+        except BaseException as exc:  # noqa: BLE001 - raised again by wait_closed, as close would have
+            self._cleanup_error = exc
+
+    def wait_closed(self) -> None:
+        """Return once `close` has removed the work folder and released the uid (at once
+        unless `cleanup_in_background`); what went wrong there is raised here."""
+        if self._cleaning is not None:
+            self._cleaning.join()
+        error, self._cleanup_error = self._cleanup_error, None
+        if error is not None:
+            raise error
 
 
 class PythonSession(Session):

@@ -14,17 +14,19 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..spec.model import Limits
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, Timeout, WorkerFailure
 from .identity import StudentIdentity
 from .isolation import CONFINE_SOURCE, Isolation
-from .kernel_zygote import KernelZygote, ZygoteKernel
 from .limits import die_with_grader
 from .output import CappedOutput
 from .student_env import scrubbed_env
+
+if TYPE_CHECKING:  # a batch's: a single grade never forks, nor imports the zygote's sockets
+    from .kernel_zygote import KernelZygote, ZygoteKernel
 
 _HERE = Path(__file__).parent
 BOOTSTRAP_SOURCE = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
@@ -130,6 +132,8 @@ class Worker:
         self.fork_refused: str | None = None
         self.process: subprocess.Popen | ZygoteKernel
         if zygote is not None:
+            from .kernel_zygote import ZygoteKernel
+
             try:
                 # the rlimits come with the setup, as for a worker of its own (bootstrap.py)
                 fds = [out_w, to_child_r, from_child_w]

@@ -25,25 +25,42 @@ zygote can't start or dies, workers start the usual way, one interpreter each.""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .isolation import Isolation
-from .kernel_zygote import KernelZygote, ZygoteKernel
 from .worker import BOOTSTRAP_SOURCE, SITE_PATHS
 
+if TYPE_CHECKING:
+    from .kernel_zygote import KernelZygote, ZygoteKernel
+
 _SOURCE = BOOTSTRAP_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py").read_text()
-LOG = logging.getLogger("abgrade.zygote")
 
 _WANTED = False
 _ZYGOTE: KernelZygote | None = None
 _START_LOCK = threading.Lock()
 _NOTE: str | None = None
 
-__all__ = ["ZygoteKernel", "note", "use", "zygote_for"]
+__all__ = ["KernelZygote", "ZygoteKernel", "note", "use", "zygote_for"]
+
+
+def __getattr__(name: str) -> Any:
+    """The zygote's classes, imported on first use: a single grade (no zygote) doesn't pay
+    for kernel_zygote's sockets and logging."""
+    if name in ("KernelZygote", "ZygoteKernel"):
+        from . import kernel_zygote
+
+        return getattr(kernel_zygote, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _warn(text: str) -> None:
+    import logging
+
+    logging.getLogger("abgrade.zygote").warning(text)
 
 
 def use(wanted: bool = True) -> None:
@@ -72,17 +89,19 @@ def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
     global _ZYGOTE, _NOTE
     if not enabled() or uid is None or isolation.userns:
         return None
+    from .kernel_zygote import KernelZygote
+
     with _START_LOCK:
         if _ZYGOTE is not None and _ZYGOTE.owner != os.getpid():  # a forked grader: not ours
             _ZYGOTE = None
         if _ZYGOTE is None or not _ZYGOTE.alive:
             if _ZYGOTE is not None:
                 _NOTE = f"worker zygote: {_ZYGOTE.problem}; restarted"
-                LOG.warning(_NOTE)
+                _warn(_NOTE)
             zygote = KernelZygote(_command)
             if not zygote.alive:
                 _NOTE = f"worker zygote unavailable ({zygote.problem}): one interpreter per worker"
-                LOG.warning(_NOTE)
+                _warn(_NOTE)
                 _ZYGOTE = None
                 return None
             _ZYGOTE = zygote
@@ -93,4 +112,4 @@ def failed(problem: str) -> None:
     """A fork was refused: say why once; the worker starts the usual way."""
     global _NOTE
     _NOTE = f"worker zygote: {problem}; this worker started the usual way"
-    LOG.warning(_NOTE)
+    _warn(_NOTE)

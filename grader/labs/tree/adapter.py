@@ -12,7 +12,6 @@ from ...sandbox.session import ProbeSetup
 from ...spec import Spec
 from ..kit import CasePlan, Lab
 from .cases import CASE_KINDS, TreeCase, read_cases
-from .picture import tree_figure
 from .plans import case_plans, random_plan
 from .random_cases import random_trees
 
@@ -42,4 +41,8 @@ class TreeLab(Lab):
         random_trees(spec, 0)
 
     def picture(self, details: Mapping[str, Any]) -> str:
-        return tree_figure(details) if details.get("view") == "tree" else ""
+        if details.get("view") != "tree":
+            return ""
+        from .picture import tree_figure  # drawn only for a report that shows one (its import: about 3 ms)
+
+        return tree_figure(details)
