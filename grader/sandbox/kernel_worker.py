@@ -101,6 +101,9 @@ class KernelWorker:
             "-f",
             "{connection_file}",
             "--HistoryManager.enabled=False",
+            # the banner's tip is a draw from the student's `random` at every kernel_info
+            # request (as many as the client needs to see the kernel ready: the machine's load)
+            "--InteractiveShell.enable_tip=False",
             f"--IPKernelApp.exec_lines={cap_output}",
         ]
         plan = isolation.plan([workdir, self.private], hidden, identity, cwd=workdir)
