@@ -229,6 +229,45 @@ def test_a_zygote_fork_draws_the_same_whatever_ran_before_it_in_that_zygote(tmp_
     assert draws_of(grade_tree(draws, other).student_output) == expected_draws(student_seed(other))
 
 
+CLASS_LOADED = """
+import importlib.machinery, importlib.util, sys
+exec(open(sys.argv[1]).read())
+ORIGIN = importlib.util.find_spec("random").origin
+class ClassLoader:  # a loader that is a class, as the frozen and built-in modules' loaders are
+    @staticmethod
+    def create_module(spec):
+        return None
+    @staticmethod
+    def exec_module(module):
+        exec(compile(open(ORIGIN).read(), ORIGIN, "exec"), module.__dict__)
+class ClassFinder:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        return importlib.machinery.ModuleSpec(name, ClassLoader) if name == "random" else None
+sys.meta_path.insert(0, ClassFinder)
+before = len(sys.meta_path)
+_abgrade_seed_random(int(sys.argv[2]))
+assert "random" not in sys.modules and "numpy" not in sys.modules
+import random
+print(random.random(), ClassLoader.exec_module.__qualname__, len(sys.meta_path) - before)
+"""
+
+
+def test_the_import_hook_seeds_a_module_whose_loader_is_a_class_and_leaves_that_class_alone():
+    """A fresh interpreter (`-I -S`: nothing but the standard library) whose `random` comes
+    from a loader that is a class: the hook wraps it rather than patch what every module of
+    that loader shares, and is still waiting for numpy.random (one finder left)."""
+    source = PROJECT / "grader" / "sandbox" / "student_random.py"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", CLASS_LOADED, str(source), "4242"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [repr(random.Random(4242).random()), "ClassLoader.exec_module", "1"]
+
+
 # --- a batch: every copy the same -------------------------------------------------------
 
 
