@@ -1,10 +1,11 @@
 """The first code the student process runs (`python -I -S -u -c`, after the sources of
-confine.py, probe_install.py and student_random.py, and a call of `main()`): it confines itself as the grader's plan says (argv[3]:
-mounts, uid, capabilities, seccomp), reads the setup
-message from the private channel, puts site-packages on the path (-S skipped the slow
-.pth files), turns the shipped probe sources into modules, seeds the student's random
-generators from the setup's `random_seed`, and hands over to the lab's observer. The OS limits arrive in the setup too (so the process can start before the
-grader has read the spec) and are applied before any student code. Kept stdlib-only.
+confine.py, probe_install.py and student_random.py, and a call of `main()`): it confines
+itself as the grader's plan says (argv[3]: mounts, uid, capabilities, seccomp), reads the
+setup message from the private channel, puts site-packages on the path (-S skipped the
+slow .pth files), turns the shipped probe sources into modules, seeds the student's random
+generators from the setup's `random_seed`, and hands over to the lab's observer. The OS
+limits arrive in the setup too (so the process can start before the grader has read the
+spec) and are applied before any student code. Kept stdlib-only.
 """
 
 import json
