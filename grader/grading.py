@@ -22,7 +22,7 @@ from .results import GradeReport, TestResult
 from .sandbox.channel import WorkerFailure
 from .sandbox.opening import open_session
 from .sandbox.session import Session
-from .seeding import Seed, spec_seed
+from .seeding import Seed, spec_seed, student_seed
 from .source_encoding import SAMPLE_BYTES, resave_advice, wide_encoding
 from .spec import Spec
 from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
@@ -61,7 +61,8 @@ def grade_submission(
         _fail_everything(report, spec, plans, Verdict.fail(f"{clean_line(path.name)}: {problem}"))
     else:
         # a lab folder (its reference above all) is out of the student's sight too
-        _run(report, path, lab, spec, plans, session or open_session(path, (*hidden, *lab.private_dirs)))
+        session = session or open_session(path, (*hidden, *lab.private_dirs))
+        _run(report, path, lab, spec, plans, session.configure(lab.probe, spec.limits, student_seed(seed)))
     if visible_only:
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started
@@ -172,7 +173,7 @@ def _run_cases(
     session: Session,
     judges: JudgingThread,
 ) -> None:
-    with session.configure(lab.probe, spec.limits):
+    with session:  # configured with the limits and the student's random seed (grade_submission)
         report.notes.append(session.isolation_note)
         load = sanitize_load(session.load())  # the boundary: student-side text is made safe here
         report.load_notes = list(load.notes)

@@ -9,6 +9,11 @@ was built; a batch keeps its gradebook's. `--seed N` overrides each of them.
 A seed that students must not learn (a Gradescope bundle's, a class's) is `secret`: the
 report's note then says that the cases are fixed without giving the number, since with
 the number and abgrade a student could rebuild every hidden case.
+
+The student's process gets its own generators (`random`, numpy's global one) seeded too,
+from `student_seed`: a value derived one-way from the seed, so that a search that picks
+at random among tied moves makes the same picks every time, and the state a student can
+read (`random.getstate()`) doesn't give the seed away.
 """
 
 from __future__ import annotations
@@ -16,12 +21,19 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .spec import Spec
 
 SEED_LIMIT = 10**9  # seeds are whole numbers in [0, SEED_LIMIT): short enough to type
+STUDENT_SEED_LIMIT = 2**32  # what numpy.random.seed takes (random.seed takes any int)
+_STUDENT_LABEL = b"abgrade student random\0"
+# scrypt's cost for a secret seed: about 0.1 s of one core and 16 MiB, once per grader
+# process (memoized), so that trying all 10**9 seeds against a value a student read costs
+# CPU-years rather than the minutes a plain hash of a 30-bit seed would
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 
 @dataclass(frozen=True)
@@ -68,3 +80,22 @@ def seed_problem(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < SEED_LIMIT:
         return f"must be a whole number from 0 to {SEED_LIMIT - 1}, got {value!r}"
     return None
+
+
+def student_seed(seed: Seed) -> int:
+    """The value the student's process seeds `random` and numpy's global generator with:
+    derived one-way from `seed` (a fixed label and the seed, hashed), the same for every
+    grading with this seed. A secret seed goes through scrypt, a deliberately slow hash:
+    a student can read the value back from its generator's state, and with a plain hash
+    could then try every seed; a public seed (the spec's own, --seed) needs no such cost."""
+    return _student_seed(seed.value, seed.secret)
+
+
+@lru_cache(maxsize=8)
+def _student_seed(value: int, secret: bool) -> int:
+    text = _STUDENT_LABEL + str(value).encode()
+    if secret:
+        digest = hashlib.scrypt(text, salt=_STUDENT_LABEL, dklen=8, **_SCRYPT)
+    else:
+        digest = hashlib.sha256(text).digest()
+    return int.from_bytes(digest[:8], "big") % STUDENT_SEED_LIMIT

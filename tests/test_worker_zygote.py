@@ -1,20 +1,22 @@
 """`.py` workers forked from the worker zygote (grader/sandbox/worker_zygote.py), as a
 batch's grader processes fork them: a fresh process per submission that sees nothing of
-the one before (variables, planted modules, patched modules, random state), the same
-confinement as a worker started on its own at every isolation level, the same verdicts on
-the hostile fixtures, a zygote that student code can't reach, no earlier grading in a
-fork's memory, and grading that goes on the usual way when the zygote can't start or
-dies. Real zygotes, real student processes."""
+the one before (variables, planted modules, patched modules, random state: set from its
+own grading's seed), the same confinement as a worker started on its own at every
+isolation level, the same verdicts on the hostile fixtures, a zygote that student code
+can't reach, no earlier grading in a fork's memory, and grading that goes on the usual
+way when the zygote can't start or dies. Real zygotes, real student processes."""
 
 from __future__ import annotations
 
 import os
+import random
 import signal
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.grading import grade_submission
@@ -24,6 +26,7 @@ from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
 from grader.sandbox import worker_zygote
 from grader.sandbox.identity import STUDENT_GID, grader_is_root
+from grader.seeding import Seed, student_seed
 from grader.spec import load_spec
 
 TESTS = Path(__file__).resolve().parent
@@ -96,7 +99,11 @@ def test_each_submission_gets_a_fresh_worker_that_sees_nothing_of_the_last(tmp_p
     assert lines(second, "SEEN") == [["SEEN", "False", "False", "False"]], second.student_output
     (before,), (after,) = lines(first, "PID"), lines(second, "PID")
     assert before[1] != after[1] or forking[0] != forking[-1]
-    assert before[3] != after[3] and before[5] != after[5]  # random and numpy reseeded in every fork
+    # random and numpy set in every fork from its grading's seed (seeding.student_seed), never
+    # left at the zygote's state: both draw what a fresh interpreter seeded so draws
+    value = student_seed(Seed(1, "given with --seed"))
+    expected = [repr(random.Random(value).random()), repr(np.random.RandomState(value).random())]
+    assert [before[3], before[5]] == [after[3], after[5]] == expected
 
 
 KNOCKS = """

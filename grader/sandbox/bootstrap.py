@@ -1,10 +1,11 @@
 """The first code the student process runs (`python -I -S -u -c`, after the sources of
-confine.py and probe_install.py, and a call of `main()`): it confines itself as the grader's plan says (argv[3]:
-mounts, uid, capabilities, seccomp), reads the setup
-message from the private channel, puts site-packages on the path (-S skipped the slow
-.pth files), turns the shipped probe sources into modules, and hands over to the lab's
-observer. The OS limits arrive in the setup too (so the process can start before the
-grader has read the spec) and are applied before any student code. Kept stdlib-only.
+confine.py, probe_install.py and student_random.py, and a call of `main()`): it confines
+itself as the grader's plan says (argv[3]: mounts, uid, capabilities, seccomp), reads the
+setup message from the private channel, puts site-packages on the path (-S skipped the
+slow .pth files), turns the shipped probe sources into modules, seeds the student's random
+generators from the setup's `random_seed`, and hands over to the lab's observer. The OS
+limits arrive in the setup too (so the process can start before the grader has read the
+spec) and are applied before any student code. Kept stdlib-only.
 """
 
 import json
@@ -20,7 +21,8 @@ def main():
 
 def serve_confined(read_fd, write_fd):
     """Everything after confinement (also what a fork of the worker zygote runs, confined
-    by the same steps): say so, take the setup, the rlimits, the probe, and serve."""
+    by the same steps): say so, take the setup, the rlimits, the probe, the random seed
+    (set here, per grading: a fork's state is never its zygote's), and serve."""
     os.write(write_fd, b'{"op": "confined"}\n')  # the machine's part went well: any failure after is the student's
     reader = os.fdopen(read_fd, "rb")
     setup = json.loads(reader.readline())
@@ -33,5 +35,6 @@ def serve_confined(read_fd, write_fd):
             pass
     sys.path.extend(path for path in setup["site_paths"] if path not in sys.path)
     runtime, handler = _abgrade_install_probe(setup)  # type: ignore[name-defined]  # noqa: F821 - defined by probe_install.py above
+    _abgrade_seed_random(setup.get("random_seed"))  # type: ignore[name-defined]  # noqa: F821 - defined by student_random.py above
     channel = runtime.Channel(reader, write_fd)
     runtime.serve(channel, setup, handler)

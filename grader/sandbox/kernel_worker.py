@@ -36,6 +36,7 @@ _BOOTSTRAP = "\n".join(
     (Path(__file__).parent / name).read_text() for name in ("probe_install.py", "kernel_bootstrap.py")
 )
 _CAP_SOURCE = (Path(__file__).parent / "kernel_bootstrap.py").read_text()
+_SEED_SOURCE = (Path(__file__).parent / "student_random.py").read_text()
 PER_CELL = "per notebook cell"
 KERNEL_START_ATTEMPTS = 3
 
@@ -56,7 +57,11 @@ class KernelWorker:
         hidden: list[Path],
         identity: StudentIdentity | None = None,
         preload: Sequence[tuple[str, str]] = (),
+        random_seed: int | None = None,
     ) -> None:
+        """`random_seed`: what the student's `random` and numpy's global generator are
+        seeded with before the first cell (seeding.student_seed); None: from the system's
+        entropy, as a fresh interpreter (never the kernel zygote's state, shared by its forks)."""
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -88,6 +93,7 @@ class KernelWorker:
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
         cap_output += preload_source(preload)
+        cap_output += seed_source(random_seed)
         argv = [
             sys.executable,
             "-m",
@@ -95,6 +101,9 @@ class KernelWorker:
             "-f",
             "{connection_file}",
             "--HistoryManager.enabled=False",
+            # the banner's tip is a draw from the student's `random` at every kernel_info
+            # request (as many as the client needs to see the kernel ready: the machine's load)
+            "--InteractiveShell.enable_tip=False",
             f"--IPKernelApp.exec_lines={cap_output}",
         ]
         plan = isolation.plan([workdir, self.private], hidden, identity, cwd=workdir)
@@ -380,6 +389,12 @@ class KernelWorker:
         self.output.finish()
         self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
+
+
+def seed_source(value: int | None) -> str:
+    """Code for the kernel's exec_lines, run before any cell (after the lab's modules are
+    made, which must not draw from it): seed the student's random generators with `value`."""
+    return _SEED_SOURCE + f"\n_abgrade_seed_random({value!r})\ndel _abgrade_seed_random\n"
 
 
 def preload_source(modules: Sequence[tuple[str, str]]) -> str:

@@ -77,6 +77,7 @@ class NotebookSession(Session):
                 self.hidden,
                 self.identity,
                 self.probe.extra_modules if self.probe else (),
+                self.random_seed,
             )
             machine += worker.start_seconds
             load = self._load_deadline(worker, cpu_spent, time.monotonic() - started - machine)

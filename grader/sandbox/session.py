@@ -149,6 +149,7 @@ class Session:
         self.submission = submission
         self.probe: ProbeSetup | None = None
         self.limits = Limits()
+        self.random_seed: int | None = None  # set by configure
         self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
         self.started = time.monotonic()
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
@@ -164,8 +165,12 @@ class Session:
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
 
-    def configure(self, probe: ProbeSetup, limits: Limits) -> Session:
-        self.probe, self.limits = probe, limits
+    def configure(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> Session:
+        """`random_seed`: what the student's own random generators are seeded with before
+        any of its code runs, in every process of this submission (seeding.student_seed;
+        grade_submission always gives one). None: the system's entropy, as a fresh
+        interpreter has it (a benchmark's load, say)."""
+        self.probe, self.limits, self.random_seed = probe, limits, random_seed
         self.started = time.monotonic()  # the submission's clock starts with its first use
         return self
 
@@ -334,6 +339,7 @@ class PythonSession(Session):
                 student_dir=str(self.workdir),
                 module_name=module_name_for(self.submission, [name for name, _ in self.probe.extra_modules]),
                 nonce=self.nonce,
+                random_seed=self.random_seed,
                 rlimits=rlimits(self.limits, worker.cgroup.limits_memory),
             )
             worker.start_clock()

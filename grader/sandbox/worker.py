@@ -29,7 +29,9 @@ if TYPE_CHECKING:  # a batch's: a single grade never forks, nor imports the zygo
     from .kernel_zygote import KernelZygote, ZygoteKernel
 
 _HERE = Path(__file__).parent
-BOOTSTRAP_SOURCE = CONFINE_SOURCE + (_HERE / "probe_install.py").read_text() + (_HERE / "bootstrap.py").read_text()
+BOOTSTRAP_SOURCE = CONFINE_SOURCE + "".join(
+    (_HERE / name).read_text() for name in ("probe_install.py", "student_random.py", "bootstrap.py")
+)
 _BOOTSTRAP = BOOTSTRAP_SOURCE + "\nmain()\n"
 KILL_GRACE_SECONDS = 0.2
 # the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead

@@ -15,8 +15,9 @@ reads a request (each travels on a socket of its own that only the fork reads: t
 the environment, the work folder), nor the setup (the nonce, the submission's path, the
 probe), which the fork reads from its channel once confined. So a fork inherits no earlier
 grading's paths, nonces or descriptors, and no student's memory (tests/test_worker_zygote.py
-scans a fork's memory). Random generators the zygote imported are seeded afresh in every
-fork, as a fresh interpreter seeds them.
+scans a fork's memory). The random generators the zygote imported (`random`, numpy's) are
+seeded in every fork from its own setup's `random_seed` (bootstrap.py, student_random.py):
+a fork's draws depend on its grading's seed alone, never on which forks came before it.
 
 Used by grader processes that grade many submissions (a batch's, locally or on a Dask
 worker: `use()`), when the grader is root (every worker leases a uid) and the student

@@ -185,8 +185,7 @@ def _child(fds, libc, kind):
     import tempfile
 
     tempfile.tempdir = None  # TMPDIR is the child's work folder, not whatever the zygote saw
-    if kind == "worker":
-        _fresh_random_state()
+    if kind == "worker":  # its setup seeds its random generators, per grading (bootstrap.py)
         serve_confined(channel[0], channel[1])  # type: ignore[name-defined]  # noqa: F821 - bootstrap.py, in front
         return
     sys.argv = [LAUNCHER[0], *request["args"]]
@@ -203,16 +202,6 @@ def _close_all_but(keep):
             os.closerange(low, fd)
             low = fd + 1
     os.closerange(low, os.sysconf("SC_OPEN_MAX"))
-
-
-def _fresh_random_state():
-    """Random generators imported by the zygote would start every fork at one state: a
-    fresh interpreter seeds them from the system's entropy, and so does a fork."""
-    if "random" in sys.modules:
-        sys.modules["random"].seed()
-    numpy_random = sys.modules.get("numpy.random")
-    if numpy_random is not None:
-        numpy_random.seed()
 
 
 def _serve(control, libc, kind):
