@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -155,6 +155,9 @@ class Session:
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
+        # called once, when the submission's first student process is ready (before any of
+        # its code runs): a batch's grader process starts its next submission's kernel then
+        self.on_ready: Callable[[], None] | None = None
 
     def configure(self, probe: ProbeSetup, limits: Limits) -> Session:
         self.probe, self.limits = probe, limits
@@ -266,6 +269,17 @@ class Session:
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
+
+    def _ready(self) -> None:
+        """The first student process is ready: call `on_ready` (once)."""
+        then, self.on_ready = self.on_ready, None
+        if then is not None:
+            then()
+
+    def start_ahead(self, probe: ProbeSetup, limits: Limits) -> None:
+        """Start the student's first process now, for `probe` and `limits`, while the
+        grader still works on the submission before (a notebook's kernel: notebook.py); a
+        `.py` session starts its worker when it opens."""
 
 
 class PythonSession(Session):
