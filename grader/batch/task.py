@@ -78,6 +78,7 @@ class GradeTask:
     _ask: Callable[[], Path | None] | None = field(default=None, init=False, repr=False, compare=False)
     _ahead: Ahead | None = field(default=None, init=False, repr=False, compare=False)
     _root: Path | None = field(default=None, init=False, repr=False, compare=False)
+    _opened: Session | None = field(default=None, init=False, repr=False, compare=False)
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
@@ -92,18 +93,23 @@ class GradeTask:
         self._root = self.temp_root or Path(tempfile.gettempdir())  # where job folders go (not inside one)
         job_folder = ahead.folder if ahead is not None else Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         previous, tempfile.tempdir = tempfile.tempdir, str(job_folder)
+        self._opened = ahead.session if ahead is not None else None
         try:
-            return self.grade(path, ahead.session if ahead is not None else None)
+            return self.grade(path)
         except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the class
             if machine_problem(exc):
                 raise
             return GradingFailed(clean_name(f"grading this file failed: {type(exc).__name__}: {exc}"[:2000]))
         finally:
+            opened, self._opened = self._opened, None
+            if opened is not None:  # opened ahead, and grade() never took it
+                opened.close()
             tempfile.tempdir = previous
             shutil.rmtree(job_folder, ignore_errors=True)
 
-    def grade(self, path: Path, session: Session | None = None) -> GradeReport:
+    def grade(self, path: Path) -> GradeReport:
         lab = self._the_lab()
+        session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
         if session is not None and self._ask is not None:
