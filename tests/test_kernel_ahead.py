@@ -26,6 +26,8 @@ from grader.batch.task import GradeTask
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.results import GradeReport
+from grader.sandbox import isolation as isolation_module
+from grader.sandbox import session as session_module
 from grader.sandbox.deadline import backstop
 from grader.sandbox.identity import LEASE_DIR, grader_is_root, processes_of
 from grader.sandbox.opening import open_session
@@ -151,6 +153,8 @@ def test_a_stopped_grader_process_unwinds_its_job_and_closes_what_it_opened_ahea
 
 # --- real kernels ---------------------------------------------------------------------
 
+LEVELS = ["namespaces", "process"] if isolation_module.detect_isolation().level == "namespaces" else ["process"]
+LEVEL_OF = {"namespaces": isolation_module.NAMESPACES, "process": isolation_module.PROCESS}
 needs_root = pytest.mark.skipif(not grader_is_root(), reason="kernels are started ahead where each leases a uid")
 
 # Run while the next student's kernel is being started: look for every process and kernel
@@ -186,16 +190,17 @@ print("SCANNED", scanned > 0, "SIGNALLED", signalled, "FOUND", found)
 """
 
 
-def _notebooks(tmp_path: Path) -> tuple[Path, Path, Path]:
+def _notebooks(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     folder = tmp_path / "class"
     folder.mkdir()
-    hostile = folder / "a_hostile.ipynb"
+    first = notebook_from_py(FIXTURES / "tree" / "bug_no_pruning.py", folder / "a_first.ipynb")
+    solution = notebook_from_py(SOLUTION, folder / "b_solution.ipynb")
+    hostile = folder / "c_hostile.ipynb"
     source = tmp_path / "hostile.py"
     source.write_text(SOLUTION.read_text() + "\n" + HOSTILE)
     notebook_from_py(source, hostile)
-    solution = notebook_from_py(SOLUTION, folder / "b_solution.ipynb")
-    bug = notebook_from_py(FIXTURES / "tree" / "bug_strict_cutoff.py", folder / "c_bug.ipynb")
-    return hostile, solution, bug
+    bug = notebook_from_py(FIXTURES / "tree" / "bug_strict_cutoff.py", folder / "d_bug.ipynb")
+    return first, solution, hostile, bug
 
 
 def _summary(report: GradeReport) -> list[tuple]:
@@ -204,11 +209,17 @@ def _summary(report: GradeReport) -> list[tuple]:
 
 @needs_root
 @pytest.mark.slow
-def test_a_hostile_notebook_cannot_reach_the_kernel_started_for_the_next_and_grades_are_as_alone(tmp_path, tree_spec):
-    hostile, solution, bug = _notebooks(tmp_path)
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_hostile_notebook_cannot_reach_the_kernel_started_for_the_next_and_grades_are_as_alone(
+    tmp_path, tree_spec, monkeypatch, level
+):
+    monkeypatch.setattr(session_module, "detect_isolation", lambda: LEVEL_OF[level])
+    # the hostile notebook runs in a kernel started ahead, right after the solution's (itself
+    # started ahead), and while the next student's kernel is being started
+    first, solution, hostile, bug = _notebooks(tmp_path)
     seed = Seed(7, "test")
     task = GradeTask("tree", tree_spec, seed, hidden=(hostile.parent,))
-    order = [hostile, solution, bug]
+    order = [first, solution, hostile, bug]
     reports = {}
     for number, path in enumerate(order):
         following = order[number + 1] if number + 1 < len(order) else None
@@ -223,11 +234,11 @@ def test_a_hostile_notebook_cannot_reach_the_kernel_started_for_the_next_and_gra
     printed = reports[hostile].student_output
     assert "SCANNED True SIGNALLED [] FOUND []" in printed, printed
     lab = get_lab("tree")
-    for path in (solution, bug):
+    for path in (first, solution, bug):
         alone = grade_submission(path, lab, tree_spec, seed=seed, hidden=(hostile.parent,))
         assert _summary(reports[path]) == _summary(alone), path.name
-    assert reports[solution].score == reports[solution].max_score
-    assert reports[bug].score < reports[bug].max_score
+    assert reports[solution].score == reports[solution].max_score == reports[hostile].score
+    assert reports[bug].score < reports[bug].max_score and reports[first].score < reports[first].max_score
 
 
 @needs_root
