@@ -136,7 +136,7 @@ class KernelWorker:
         self._workdir = workdir
         self._launched = False  # the kernel's process started (it may still be initialising)
         self.connected = False  # ready: it answered kernel_info, and its CPU clock runs
-        self.start_seconds = 0.0  # the machine's time, not the student's
+        self.start_seconds = 0.0  # the machine's time, not the student's: connect()'s wait
         if launch_only:
             self._launch_early()
         else:
@@ -145,13 +145,12 @@ class KernelWorker:
     def _launch_early(self) -> None:
         """Start the kernel's process and return at once: it initialises on its own
         (about 185 ms of wall time) while the grader goes on with other work; connect()
-        waits for it. A launch that fails here is tried again by connect()."""
-        started = time.monotonic()
+        waits for it. A launch that fails here is tried again by connect(). Its time is
+        not in start_seconds: it was spent before this submission's grading began."""
         try:
             self._launch()
         except Exception:  # noqa: BLE001 - connect() starts it again, the usual way
             self.kill_kernel()
-        self.start_seconds += time.monotonic() - started
 
     def _launch(self) -> None:
         self.client.start_new_kernel(
@@ -174,7 +173,7 @@ class KernelWorker:
         self.meter = self.cgroup.meter(self.pid or 0)
         self.start_clock()
         self.connected = True
-        self.start_seconds += time.monotonic() - started
+        self.start_seconds = time.monotonic() - started
 
     def _start_kernel(self) -> None:
         last: Exception | None = None
