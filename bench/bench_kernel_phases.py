@@ -13,6 +13,15 @@ and CPU time of the grader and of the kernel process alike.
 
     ABGRADE_KERNEL_ZYGOTE=0 python bench/bench_kernel_phases.py [--runs 5]   # one interpreter per kernel
     python bench/bench_kernel_phases.py [--runs 5]                            # kernels forked from the zygote
+
+With `--ahead ROUNDS`, instead: one grader process (this one, as a batch's grader process
+grades: GradeTask) grades `--runs` notebooks in a row, each kernel started ahead while the
+notebook before runs and is judged, or not (ABGRADE_KERNEL_AHEAD's two ways), in
+interleaved rounds; it prints the wall time per notebook and how long the grader waited
+for each kernel to be ready (the critical path the start ahead takes the kernel's start
+off), min / median / max over the rounds:
+
+    python bench/bench_kernel_phases.py --ahead 5 --runs 10
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import resource
 import statistics
 import sys
@@ -70,10 +80,64 @@ def cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def ahead_rounds(rounds: int, runs: int) -> None:
+    """Notebooks graded in a row by one GradeTask, kernels started ahead or not."""
+    from grader.batch.task import GradeTask
+    from grader.sandbox.kernel_worker import KernelWorker
+    from grader.seeding import Seed
+
+    spec = load_spec(spec_path("tree"))
+    waits: list[float] = []
+    connect = KernelWorker.connect
+
+    def timed_connect(self: KernelWorker) -> None:
+        if self.connected:  # a kernel not started ahead connects in its constructor
+            return
+        started = time.perf_counter()
+        connect(self)
+        waits.append(time.perf_counter() - started)
+
+    KernelWorker.connect = timed_connect  # type: ignore[method-assign]
+    per_notebook: dict[str, list[float]] = collections.defaultdict(list)
+    waited: dict[str, list[float]] = collections.defaultdict(list)
+    with tempfile.TemporaryDirectory() as folder:
+        source = PROJECT / "reference" / "solutions" / "tree.py"
+        paths = [notebook_from_py(source, Path(folder) / f"s{i:03d}.ipynb") for i in range(runs)]
+        task = GradeTask("tree", spec, Seed(1, "bench"))
+        task.look_ahead(lambda: None)
+        task(paths[0])  # warm-up: the zygote, disk caches, the grader's imports
+        for _ in range(rounds):
+            for mode in ("ahead", "not ahead"):
+                waits.clear()
+                started = time.perf_counter()
+                for number, path in enumerate(paths):
+                    following = paths[number + 1] if mode == "ahead" and number + 1 < runs else None
+                    task.look_ahead(lambda following=following: following)
+                    report = task(path)
+                    assert getattr(report, "score", None) == getattr(report, "max_score", 0), report
+                per_notebook[mode].append((time.perf_counter() - started) / runs)
+                waited[mode].append(statistics.median(waits))
+        task.close()
+    print(f"{runs} notebooks in a row in one grader process, {rounds} interleaved rounds, ms (min / median / max)")
+    print(f"  {'':<12}{'per notebook':>24}{'waiting for the kernel (median)':>36}")
+    for mode in ("ahead", "not ahead"):
+        a, b = per_notebook[mode], waited[mode]
+        print(
+            f"  {mode:<12}{min(a) * 1000:8.0f}{statistics.median(a) * 1000:8.0f}{max(a) * 1000:8.0f}"
+            f"{min(b) * 1000:20.0f}{statistics.median(b) * 1000:8.0f}{max(b) * 1000:8.0f}"
+        )
+    ratios = [x / y for x, y in zip(per_notebook["ahead"], per_notebook["not ahead"])]
+    print(f"  ahead / not ahead per round: {' '.join(f'{r:.2f}' for r in ratios)}; load average {os.getloadavg()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--ahead", type=int, metavar="ROUNDS", help="kernels started ahead or not, in a row")
     args = parser.parse_args()
+    if args.ahead:
+        ahead_rounds(args.ahead, args.runs)
+        return
     lab, spec = get_lab("tree"), load_spec(spec_path("tree"))
     wall: dict[str, list[float]] = collections.defaultdict(list)
     used: dict[str, list[float]] = collections.defaultdict(list)

@@ -7,13 +7,18 @@ output folder each round).
 Configurations are compared side by side, rounds interleaved (A, B, A, B, ...), and the
 min / median / max of each is printed:
 
-- `now`: this checkout as it is (the kernel zygote on, where the machine allows it);
-- `no-zygote`: this checkout with ABGRADE_KERNEL_ZYGOTE=0 (today's path: one fresh
-  interpreter per kernel);
+- `now`: this checkout as it is (the kernel zygote on, where the machine allows it, and
+  each grader process starting its next notebook's kernel while it grades the one before);
+- `no-ahead`: with `--no-ahead`, this checkout with ABGRADE_KERNEL_AHEAD=0 (each kernel
+  starts when its grading does);
+- `no-zygote`: this checkout with ABGRADE_KERNEL_ZYGOTE=0 (one fresh interpreter per
+  kernel);
 - `base`: with `--base DIR`, another checkout of the project (e.g. `git worktree add
   /tmp/base f02ab7f`), run with that folder as its current directory.
 
-    python bench/bench_notebook_batch.py [--notebooks 100] [--rounds 3] [--jobs 1 2] [--base DIR]
+    python bench/bench_notebook_batch.py [--notebooks 100] [--rounds 3] [--jobs 1 2] [--base DIR] [--no-ahead]
+
+The load average is printed before and after each run: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -75,10 +80,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--base", type=Path, help="another checkout to compare with (run from that folder)")
     parser.add_argument("--no-baseline", action="store_true", help="skip the ABGRADE_KERNEL_ZYGOTE=0 rounds")
+    parser.add_argument("--no-ahead", action="store_true", help="add ABGRADE_KERNEL_AHEAD=0 rounds")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k != "ABGRADE_KERNEL_ZYGOTE"}
+    env = {k: v for k, v in os.environ.items() if k not in ("ABGRADE_KERNEL_ZYGOTE", "ABGRADE_KERNEL_AHEAD")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     configurations = {"now": (PROJECT, env)}
+    if args.no_ahead:
+        configurations["no-ahead"] = (PROJECT, {**env, "ABGRADE_KERNEL_AHEAD": "0"})
     if not args.no_baseline:
         configurations["no-zygote"] = (PROJECT, {**env, "ABGRADE_KERNEL_ZYGOTE": "0"})
     if args.base:
@@ -90,9 +98,13 @@ def main() -> None:
         for _ in range(args.rounds):
             for jobs in args.jobs:
                 for name, (cwd, environment) in configurations.items():  # interleaved
+                    before = os.getloadavg()[0]
                     seconds = batch(folder, jobs, root / "out", cwd, environment)
                     times.setdefault((name, jobs), []).append(seconds)
-                    print(f"  {name:<10} {jobs} job(s): {seconds:6.1f} s", flush=True)
+                    after = os.getloadavg()[0]
+                    print(
+                        f"  {name:<10} {jobs} job(s): {seconds:6.1f} s (load {before:.1f} -> {after:.1f})", flush=True
+                    )
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"{args.notebooks} notebooks of the tree lab, {args.rounds} interleaved rounds, notebooks per minute")

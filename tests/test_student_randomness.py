@@ -278,9 +278,10 @@ def batch_rows(out: Path, query: str) -> list[tuple]:
 
 @pytest.mark.slow
 def test_every_copy_in_a_batch_gets_the_same_grade(tmp_path):
-    """Three copies of each tie fixture, graded by one grader process (-j 1: as root, each
-    a fork of one worker zygote, one after the other): every copy of a file gets that
-    file's score and tests, and the score a fresh worker gives it with the class's seed."""
+    """Three copies of each tie fixture as `.py` and two as notebooks, graded by one grader
+    process (-j 1: as root, each `.py` a fork of one worker zygote, each notebook's kernel
+    but the last started ahead while the one before is graded): every copy of a file gets
+    that file's score and tests, and the score a fresh grading gives it with the class's seed."""
     spec = light_tictactoe_spec(tmp_path)
     folder = tmp_path / "class"
     folder.mkdir()
@@ -290,6 +291,10 @@ def test_every_copy_in_a_batch_gets_the_same_grade(tmp_path):
             name = f"{kind}_{student}"
             shutil.copyfile(fixture, folder / f"{name}.py")
             copies[name] = kind
+        for student in ("d", "e"):
+            name = f"{kind}_{student}"
+            notebook_from_py(fixture, folder / f"{name}.ipynb")
+            copies[name] = f"{kind}.ipynb"
     out = tmp_path / "out"
     options = ("--lab", "tictactoe", "--spec", spec, "--out", out, "--jobs", 1, "--seed", SECRET)
     done = subprocess.run(
@@ -308,11 +313,14 @@ def test_every_copy_in_a_batch_gets_the_same_grade(tmp_path):
         tests.setdefault(student, []).append((name, score, passed))
     assert sorted(scores) == sorted(copies), done.stdout
     for kind, fixture in TIES.items():
-        mine = [name for name, of in copies.items() if of == kind]
-        assert len({scores[name] for name in mine}) == 1, scores
-        assert all(tests[name] == tests[mine[0]] for name in mine)
-        fresh = grade_submission(fixture, get_lab("tictactoe"), load_spec(spec), seed=Seed(SECRET, "class", True))
-        assert fresh.score == scores[mine[0]]
+        for suffix in (".py", ".ipynb"):
+            label = kind if suffix == ".py" else f"{kind}.ipynb"
+            mine = [name for name, of in copies.items() if of == label]
+            assert len({scores[name] for name in mine}) == 1, scores
+            assert all(tests[name] == tests[mine[0]] for name in mine)
+            alone = as_submitted(tmp_path, fixture, suffix)
+            fresh = grade_submission(alone, get_lab("tictactoe"), load_spec(spec), seed=Seed(SECRET, "class", True))
+            assert fresh.score == scores[mine[0]], (kind, suffix)
 
 
 # --- the hostile angle: the state gives the seed away nowhere ---------------------------

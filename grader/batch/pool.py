@@ -38,19 +38,44 @@ from .executor import ATTEMPTS, TICK_SECONDS, Job, JobResult, OnResult, OnTick, 
 
 __all__ = ["ATTEMPTS", "Job", "JobResult", "LocalPool", "default_workers", "run_jobs"]
 
+STOP_GRACE_SECONDS = 10.0  # an interrupted grader process's time to give back what it holds
 # what _context() makes; unlike BaseContext, typed with the Process of its start method
 _Context: TypeAlias = "multiprocessing.context.ForkContext | multiprocessing.context.ForkServerContext"
 
 
 def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
-    """A worker's life: take a path, send back ("ok", value) or ("failed", reason)."""
+    """A worker's life: take a path, send back ("ok", value) or ("failed", reason). A task
+    with `look_ahead` is given, before each job, a way to ask for its next job while it
+    still works on this one (NextJob): the answer is that job, given to this process, or
+    None. On SIGTERM (a batch interrupted) the job under way is unwound, so that its
+    student's processes, uid and borrowed ACL entries are given back, and so is what the
+    task started ahead (its `close`)."""
     die_with_grader()
     signal.signal(signal.SIGINT, _ignore_interrupt)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        _serve(connection, task)
+    except Stopped:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, _ignore_interrupt)  # nothing may interrupt the cleanup
+        close = getattr(task, "close", None)
+        if close is not None:
+            close()
+
+
+def _serve(connection: Connection, task: Callable[[Path], Any]) -> None:
+    look_ahead = getattr(task, "look_ahead", None)
+    path: Path | None = None
     while True:
-        try:
-            path = connection.recv()
-        except (EOFError, OSError):
-            return  # the batch is gone or done
+        if path is None:
+            try:
+                path = connection.recv()
+            except (EOFError, OSError):
+                return  # the batch is gone or done
+        ahead = NextJob(connection)
+        if look_ahead is not None:
+            look_ahead(ahead)
         try:
             reply = ("ok", task(path))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries
@@ -61,6 +86,47 @@ def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
             return
         except Exception as exc:  # noqa: BLE001 - a value that can't be pickled
             connection.send(("failed", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
+        path = ahead.given
+
+
+AHEAD = "ahead"  # a worker's question for its next job, sent while it works on one
+
+
+class NextJob:
+    """A grader process's one question per job: its next job, asked while it still works
+    on the current one (the parent answers at once: a path, given to this process, or None
+    when no job is left to give ahead)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.asked = False
+        self.given: Path | None = None
+
+    def __call__(self) -> Path | None:
+        if self.asked or _stopping:
+            return self.given
+        self.asked = True
+        try:
+            self.connection.send((AHEAD, None))
+            answer = self.connection.recv()
+        except (EOFError, OSError):
+            return None  # the batch is gone: the next recv says so
+        self.given = answer if isinstance(answer, Path) else None
+        return self.given
+
+
+class Stopped(BaseException):
+    """SIGTERM in a grader process: the batch was interrupted."""
+
+
+_stopping = False  # this grader process was told to stop: it asks for no further job
+
+
+def _stop(signum: int, frame: object) -> None:
+    global _stopping
+    _stopping = True
+    signal.signal(signal.SIGTERM, _ignore_interrupt)  # once: the unwinding must not be cut short
+    raise Stopped
 
 
 def _ignore_interrupt(signum: int, frame: object) -> None:
@@ -74,6 +140,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.job: Job | None = None
+        self.ahead: Job | None = None  # given ahead: its next job, once this one ends
         self.started = 0.0
 
     def give(self, job: Job) -> None:
@@ -84,7 +151,35 @@ class _Worker:
         except OSError:
             pass  # it died while idle: _collect reports the death and the job is retried
 
-    def stop(self) -> None:
+    def give_ahead(self, job: Job | None) -> None:
+        """Answer the worker's question for its next job (None: none to give)."""
+        if job is not None:
+            job.attempts += 1
+        self.ahead = job
+        try:
+            self.connection.send(job.path if job is not None else None)
+        except OSError:
+            pass  # it died: _collect reports the death, and the job given ahead goes back
+
+    def next_job(self) -> None:
+        """The job ended: the one given ahead (if any) is under way now."""
+        self.job, self.ahead = self.ahead, None
+        self.started = time.monotonic()
+
+    def take_back(self) -> Job | None:
+        """The job given ahead, never started (the worker died or was stopped first)."""
+        job, self.ahead = self.ahead, None
+        if job is not None:
+            job.attempts -= 1
+        return job
+
+    def terminate(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+
+    def stop(self, grace: float = 0.0) -> None:
+        if grace and self.process.is_alive():
+            self.process.join(grace)
         if self.process.is_alive():
             self.process.kill()
         self.process.join()
@@ -139,11 +234,16 @@ def run_jobs(
             wait([w.connection for w in busy] + [w.process.sentinel for w in busy], timeout=TICK_SECONDS)
             ended = []
             for worker in busy:
-                result = _collect(worker, deadline)
+                result = _collect(worker, deadline, queue, workers)
                 if result is None:
                     continue
-                worker.job = None
-                if not worker.process.is_alive():
+                if worker.process.is_alive():
+                    worker.next_job()
+                else:
+                    worker.job = None
+                    ahead = worker.take_back()
+                    if ahead is not None:
+                        queue.appendleft(ahead)
                     worker.stop()
                     pool.remove(worker)
                 ended.append(result)
@@ -153,6 +253,14 @@ def run_jobs(
                 settle(result, queue.append, on_result)
             now = time.monotonic()
             on_tick([now - w.started for w in pool if w.job is not None])
+    except BaseException:
+        # interrupted: each grader process unwinds what it has under way (its student's
+        # processes and uid, and a kernel started ahead) before it is killed
+        for worker in pool:
+            worker.terminate()
+        for worker in pool:
+            worker.stop(grace=STOP_GRACE_SECONDS)
+        raise
     finally:
         for worker in pool:
             worker.stop()
@@ -200,20 +308,36 @@ def _dispatch(
         worker.give(job)
 
 
-def _collect(worker: _Worker, deadline: float) -> JobResult | None:
-    """The worker's job result if it has one now: a reply, a death, or an expired deadline."""
+def _ahead_of(queue: deque[Job], workers: int) -> Job | None:
+    """The job to give ahead to a worker that asks (the first that may start now), or None
+    when fewer such jobs wait than there are workers: a job given ahead waits for its
+    worker's current one, so near the end of the batch, where another worker could soon
+    be idle, none is (and nothing is started that no submission needs)."""
+    now = time.monotonic()
+    ready = [j for j in queue if j.not_before <= now]
+    if len(ready) < max(1, workers):
+        return None
+    queue.remove(ready[0])
+    return ready[0]
+
+
+def _collect(worker: _Worker, deadline: float, queue: deque[Job] | None = None, workers: int = 1) -> JobResult | None:
+    """The worker's job result if it has one now: a reply, a death, or an expired deadline.
+    A question for its next job is answered on the way (from `queue`)."""
     job = worker.job
     assert job is not None
     seconds = time.monotonic() - worker.started
-    if worker.connection.poll():
+    while worker.connection.poll():
         try:
             status, value = worker.connection.recv()
         except (EOFError, OSError):
-            pass  # it died without a word: see below
-        else:
-            if status == "ok":
-                return JobResult(job, value=value, seconds=seconds)
-            return JobResult(job, failure=str(value), seconds=seconds, retryable=True, machine=True)
+            break  # it died without a word: see below
+        if status == AHEAD:
+            worker.give_ahead(_ahead_of(queue, workers) if queue is not None and worker.ahead is None else None)
+            continue
+        if status == "ok":
+            return JobResult(job, value=value, seconds=seconds)
+        return JobResult(job, failure=str(value), seconds=seconds, retryable=True, machine=True)
     if not worker.process.is_alive():
         worker.process.join()
         return JobResult(

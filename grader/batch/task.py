@@ -9,8 +9,10 @@ temporary folder the attempt made is removed (they all live in one folder per jo
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +20,9 @@ from ..grading import grade_submission
 from ..labs import Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
-from ..seeding import Seed
+from ..sandbox.opening import open_session
+from ..sandbox.session import Session
+from ..seeding import Seed, student_seed
 from ..spec import Spec
 from .discovery import clean_name
 
@@ -39,9 +43,28 @@ class GradingFailed:
 
 
 @dataclass
+class Ahead:
+    """The next submission of this grader process, opened while it still judged the one
+    before: its session (its own uid, work folder and, for a notebook, its kernel started)
+    in its own job folder. For exactly that submission, and graded next or closed."""
+
+    path: Path
+    folder: Path
+    session: Session | None  # None: nothing to start ahead (not a notebook file)
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()  # the kernel killed, the uid and the borrowed ACL entries given back
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@dataclass
 class GradeTask:
     """Picklable: sent once to each grader process. Raises the machine problems, returns
-    everything else (a GradeReport, or GradingFailed)."""
+    everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
+    job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
+    kernel is ready, and opens the next submission then, whose kernel starts while this
+    one runs, is judged and recorded."""
 
     lab_name: str
     spec: Spec
@@ -52,10 +75,25 @@ class GradeTask:
     # Dask worker (a lab folder's lab pickles as its files)
     lab: Lab | None = field(default=None, kw_only=True, repr=False, compare=False)
     _lab: Lab | None = field(default=None, init=False, repr=False, compare=False)
+    _ask: Callable[[], Path | None] | None = field(default=None, init=False, repr=False, compare=False)
+    _ahead: Ahead | None = field(default=None, init=False, repr=False, compare=False)
+    _root: Path | None = field(default=None, init=False, repr=False, compare=False)
+    _opened: Session | None = field(default=None, init=False, repr=False, compare=False)
+
+    def look_ahead(self, ask: Callable[[], Path | None]) -> None:
+        """How this job asks for the next one (the pool's NextJob; once per job). Off with
+        ABGRADE_KERNEL_AHEAD=0 (each kernel then starts when its grading does)."""
+        self._ask = ask if os.environ.get("ABGRADE_KERNEL_AHEAD", "1") != "0" else None
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
-        job_folder = Path(tempfile.mkdtemp(prefix="j-", dir=self.temp_root))
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead.path != path:  # not the job it was opened for: never used
+            ahead.close()
+            ahead = None
+        self._root = self.temp_root or Path(tempfile.gettempdir())  # where job folders go (not inside one)
+        job_folder = ahead.folder if ahead is not None else Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         previous, tempfile.tempdir = tempfile.tempdir, str(job_folder)
+        self._opened = ahead.session if ahead is not None else None
         try:
             return self.grade(path)
         except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the class
@@ -63,11 +101,67 @@ class GradeTask:
                 raise
             return GradingFailed(clean_name(f"grading this file failed: {type(exc).__name__}: {exc}"[:2000]))
         finally:
+            opened, self._opened = self._opened, None
+            if opened is not None:  # opened ahead, and grade() never took it
+                opened.close()
             tempfile.tempdir = previous
             shutil.rmtree(job_folder, ignore_errors=True)
 
     def grade(self, path: Path) -> GradeReport:
+        lab = self._the_lab()
+        session, self._opened = self._opened, None  # this submission's, opened ahead
+        if session is None and self._ask is not None and _notebook_file(path):
+            session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
+        if session is not None and self._ask is not None:
+            session.on_ready = self._open_next
+        try:
+            return grade_submission(path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session)
+        except BaseException:
+            if session is not None:
+                session.on_ready = None  # no next job is asked for on the way out
+                session.close()
+            raise
+
+    def _the_lab(self) -> Lab:
         if self._lab is None:
             self._lab = self.lab if self.lab is not None else get_lab(self.lab_name)
             worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
-        return grade_submission(path, self._lab, self.spec, seed=self.seed, hidden=self.hidden)
+        return self._lab
+
+    def _hidden(self, lab: Lab) -> tuple[Path, ...]:
+        return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
+
+    def _open_next(self) -> None:
+        """This job's kernel is ready: ask for the next job and, when it is a notebook, open
+        its session and start its kernel (in its own job folder), so that it starts while
+        this one runs, is judged and recorded."""
+        ask, self._ask = self._ask, None
+        path = ask() if ask is not None else None
+        if path is None:
+            return
+        folder = Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
+        self._ahead = Ahead(path, folder, None)
+        if not _notebook_file(path):
+            return
+        lab = self._the_lab()
+        previous, tempfile.tempdir = tempfile.tempdir, str(folder)
+        try:
+            session = open_session(path, self._hidden(lab))
+            self._ahead.session = session
+            session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
+        except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
+            if self._ahead.session is not None:
+                self._ahead.session.close()
+                self._ahead.session = None
+        finally:
+            tempfile.tempdir = previous
+
+    def close(self) -> None:
+        """What was opened ahead and will not be graded here (the batch was interrupted)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.close()
+
+
+def _notebook_file(path: Path) -> bool:
+    return path.suffix == ".ipynb" and path.is_file() and not path.is_symlink()

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..spec.model import Limits
 from .cells import CellIncident, not_run
 from .channel import WorkerFailure
 from .deadline import Deadline, backstop, backstop_text, cpu_limit_text
@@ -31,7 +32,7 @@ from .identity import hand_over
 from .kernel_worker import KernelStartError, KernelWorker
 from .notebook_file import NotebookProblem, code_cells, read_notebook
 from .observer_socket import genuine_peer
-from .session import LoadObservation, Session, WorkerLike, load_reply
+from .session import LoadObservation, ProbeSetup, Session, WorkerLike, load_reply
 
 if TYPE_CHECKING:
     from nbformat import NotebookNode
@@ -55,6 +56,41 @@ class NotebookSession(Session):
             self.notebook = read_notebook(submission)
         except NotebookProblem as exc:
             self.notebook, self.problem = None, str(exc)
+        # its kernel, started ahead, and the configuration it was started for
+        self._ahead: tuple[ProbeSetup, Limits, int | None, KernelWorker] | None = None
+
+    def start_ahead(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> None:
+        """Start this submission's first kernel now, for the lab's `probe`, the spec's
+        `limits` and the student's `random_seed` (a batch's grader process, while it still
+        judges the submission before):
+        confined as any kernel of this session, for this student only; nothing runs in it
+        until load(). Its start-up is the machine's time: the submission's limits count
+        from its first cell. A notebook that can't be read gets none (it needs none)."""
+        if self.notebook is None or self._ahead is not None:
+            return
+        worker = KernelWorker(
+            self.workdir,
+            limits,
+            self.notebook,
+            self.isolation,
+            self.hidden,
+            self.identity,
+            probe.extra_modules,
+            random_seed,
+            launch_only=True,
+        )
+        self._ahead = (probe, limits, random_seed, worker)
+
+    def _take_ahead(self) -> KernelWorker | None:
+        """The kernel started ahead, if it was started for this configuration."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return None
+        probe, limits, random_seed, worker = ahead
+        if (probe, limits, random_seed) != (self.probe, self.limits, self.random_seed):  # not this grading's
+            worker.close()
+            return None
+        return worker
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         """Run the cells (again in a fresh kernel without any cell that killed one) and
@@ -62,6 +98,7 @@ class NotebookSession(Session):
         time and its backstop, never past the submission's; kernel start-ups don't count);
         the observer's start may take OBSERVER_START_SECONDS more."""
         if self.notebook is None:
+            self._ready()  # no kernel to wait for
             return None, LoadObservation(problem=self.problem)
         code = [i for i, cell in enumerate(self.notebook.cells) if cell.cell_type == "code"]
         cells = [(index, number) for number, index in enumerate(code, 1)]
@@ -69,7 +106,7 @@ class NotebookSession(Session):
         cpu_spent = 0.0  # CPU time of the cells in kernels that died
         started, machine = time.monotonic(), 0.0  # kernel start-ups are the machine's time
         while True:
-            worker = KernelWorker(
+            worker = self._take_ahead() or KernelWorker(
                 self.workdir,
                 self.limits,
                 self.notebook,
@@ -79,7 +116,9 @@ class NotebookSession(Session):
                 self.probe.extra_modules if self.probe else (),
                 self.random_seed,
             )
+            worker.connect()  # a kernel started ahead: its clock starts here, with the first cell
             machine += worker.start_seconds
+            self._ready()
             load = self._load_deadline(worker, cpu_spent, time.monotonic() - started - machine)
             worker.run_cells(cells, load, self.skip)
             self.incidents.extend(worker.incidents)
@@ -148,6 +187,12 @@ class NotebookSession(Session):
         if self.worker is not None:
             self.outputs.append(_stream_text(self.notebook))
         super()._retire_worker()
+
+    def close(self) -> None:
+        if self._ahead is not None:  # started ahead and never used (the grading ended first)
+            self._ahead[3].close()
+            self._ahead = None
+        super().close()
 
     def printed_so_far(self) -> str:
         if self.worker is None:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -164,6 +164,9 @@ class Session:
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
+        # called once, when the submission's first student process is ready (before any of
+        # its code runs): a batch's grader process starts its next submission's kernel then
+        self.on_ready: Callable[[], None] | None = None
 
     def configure(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> Session:
         """`random_seed`: what the student's own random generators are seeded with before
@@ -301,6 +304,18 @@ class Session:
         error, self._cleanup_error = self._cleanup_error, None
         if error is not None:
             raise error
+
+    def _ready(self) -> None:
+        """The first student process is ready: call `on_ready` (once)."""
+        then, self.on_ready = self.on_ready, None
+        if then is not None:
+            then()
+
+    def start_ahead(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> None:
+        """Start the student's first process now, for `probe`, `limits` and `random_seed`
+        (as configure() will be given them), while the
+        grader still works on the submission before (a notebook's kernel: notebook.py); a
+        `.py` session starts its worker when it opens."""
 
 
 class PythonSession(Session):
