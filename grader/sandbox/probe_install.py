@@ -7,7 +7,6 @@ def _abgrade_install_probe(setup):
     comes as [name, source], or (a `.py` worker's) [name, "", code]: the code the grader
     compiled from that source, marshalled, in hex (the same interpreter, so the same
     format; compiling here was on the critical path of a grade)."""
-    import marshal
     import sys
     import types
 
@@ -16,7 +15,9 @@ def _abgrade_install_probe(setup):
         module = types.ModuleType(name)
         module.__file__ = "<abgrade %s>" % name
         sys.modules[name] = module
-        if len(entry) > 2:
+        if len(entry) > 2:  # only in a fresh `.py` worker: a kernel's modules are sources
+            import marshal
+
             code = marshal.loads(bytes.fromhex(entry[2]))
         else:
             code = compile(entry[1], module.__file__, "exec")
