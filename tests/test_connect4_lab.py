@@ -276,3 +276,23 @@ def test_the_judges_heuristic_is_the_games_to_the_last_bit(rng, moves):
             break
         State = connect4.drop(State, rng.choice(columns), connect4.to_move(State))
     assert bit_heuristic(State) == connect4.heuristic(State)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(0, 30), st.integers(0, 3))
+def test_the_judges_memoised_game_gives_the_games_values_and_optimal_moves(rng, moves, limit):
+    """judge_choice and a random case's value search on the judges' memoised game (cases.GAME):
+    the values and the optimal moves must be the game's own."""
+    from grader.labs.connect4.cases import GAME
+    from reference.connect4_search import depth_limited_value, optimal_successors
+
+    State = connect4.gStart
+    for _ in range(moves):
+        columns = [c for c in range(7) if State[5][c] == connect4.EMPTY]
+        if not columns or connect4.finished(State):
+            break
+        State = connect4.drop(State, rng.choice(columns), connect4.to_move(State))
+    memo: dict = {}
+    assert depth_limited_value(State, limit, game=GAME, memo=memo) == depth_limited_value(State, limit)
+    if not connect4.finished(State):
+        assert optimal_successors(State, limit, game=GAME, memo=memo) == optimal_successors(State, limit)

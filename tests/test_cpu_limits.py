@@ -6,6 +6,7 @@ that stopped the code. No test here asserts a duration."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,30 @@ def test_a_cgroup_counts_processes_that_already_ended():
         assert meter.seconds() >= 0.45
         groups.remove()
         assert meter.seconds() >= 0.45  # the last reading is kept once the cgroup is gone
+    finally:
+        groups.remove()
+
+
+def test_a_cgroup_meter_keeps_one_descriptor_and_closes_it_with_the_session():
+    groups = StudentCgroups()
+    if groups.cpu_file is None:
+        groups.remove()
+        pytest.skip("no CPU-accounting cgroup can be made here")
+    try:
+        meter, folder = groups.meter(0), groups.cpu_file.parent
+        before = set(os.listdir("/proc/self/fd"))
+        meter.seconds()
+        kept = set(os.listdir("/proc/self/fd")) - before
+        assert len(kept) == 1  # opened on the first reading
+        done = subprocess.run([sys.executable, "-c", BURN], preexec_fn=groups.join, timeout=120)
+        assert done.returncode == 0
+        assert set(os.listdir("/proc/self/fd")) - before == kept  # read again, not reopened
+        assert meter.seconds() >= 0.45  # the same descriptor sees what was charged since
+        groups.remove()  # a kept descriptor doesn't hold the cgroup back
+        assert not folder.exists() and meter.seconds() >= 0.45
+        meter.close()
+        assert set(os.listdir("/proc/self/fd")) - before == set()
+        assert meter.seconds() >= 0.45  # the last reading stays once closed
     finally:
         groups.remove()
 

@@ -414,6 +414,7 @@ class KernelWorker:
         if self._connection is not None:
             self._connection.close()
         self.kill_kernel()
+        self.meter.close()  # its kept descriptor (cpu_clock.CgroupCpu); the last reading stays
         try:
             if self.client.kc is not None:
                 self.client.kc.stop_channels()

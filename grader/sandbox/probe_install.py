@@ -1,15 +1,25 @@
 """Shared by both bootstraps (its source is put in front of theirs): turn the probe
-sources shipped in the setup message into modules. Stdlib only."""
+modules shipped in the setup message into modules. Stdlib only."""
 
 
 def _abgrade_install_probe(setup):
-    """Create the shipped modules; return (the runtime module, the lab's handler)."""
+    """Create the shipped modules; return (the runtime module, the lab's handler). Each
+    comes as [name, source], or (a `.py` worker's) [name, "", code]: the code the grader
+    compiled from that source, marshalled, in hex (the same interpreter, so the same
+    format; compiling here was on the critical path of a grade)."""
     import sys
     import types
 
-    for name, source in setup["modules"]:
+    for entry in setup["modules"]:
+        name = entry[0]
         module = types.ModuleType(name)
         module.__file__ = "<abgrade %s>" % name
         sys.modules[name] = module
-        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        if len(entry) > 2:  # only in a fresh `.py` worker: a kernel's modules are sources
+            import marshal
+
+            code = marshal.loads(bytes.fromhex(entry[2]))
+        else:
+            code = compile(entry[1], module.__file__, "exec")
+        exec(code, module.__dict__)
     return sys.modules["_abgrade_runtime"], sys.modules[setup["handler"]].handle

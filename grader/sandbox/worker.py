@@ -226,6 +226,7 @@ class Worker:
         self.meter.seconds()  # the last reading is kept: the cgroup goes below
         kill_group(self.process.pid, self.process)
         self.meter.seconds()
+        self.meter.close()
         self.cgroup.remove()
         self._close_fds()
         self.output.finish()

@@ -503,11 +503,13 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
             Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}"),
         )
     limit = steps[-1][0]
+    memo: dict = {}  # the moves' values at limit - 1 are the value's own search's first level
     if limit == stored_limit:
         optimal = stored_moves
     else:
-        optimal = [connect4.encode(s) for s in optimal_successors(State, limit)]
-    value = depth_limited_value(State, limit)
+        optimal = [connect4.encode(s) for s in optimal_successors(State, limit, game=GAME, memo=memo)]
+    # on the judges' memoised game (bit_heuristic: the same floats, a fraction of the time)
+    value = depth_limited_value(State, limit, game=GAME, memo=memo)
     move = call.get("move")
     if not isinstance(move, dict):
         return at(

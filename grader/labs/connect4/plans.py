@@ -12,7 +12,7 @@ from ...checks.bounds import BoundProbe
 from ...checks.show import show
 from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import answer, counted, roll_up
-from .cases import Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
+from .cases import GAME, Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
 from .clock import GUARD_SECONDS
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
 from .judges import (
@@ -293,7 +293,7 @@ def position_random_plan(name: str, moves: str, limit: int, request_id: str | No
     State = state_of(moves)
     expect = LaterExpectations(
         {
-            "value": lambda: depth_limited_value(State, limit),
+            "value": lambda: depth_limited_value(State, limit, game=GAME),  # the judges' memoised game
             "cold": lambda: accepted_counts(State, limit, warm=False),
             "warm": lambda: accepted_counts(State, limit, warm=True),
         }
