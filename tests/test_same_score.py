@@ -62,19 +62,21 @@ def abgrade(*args: object, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def comparable(results: dict) -> tuple[float, str]:
-    """The score and the test list of a results.json, as one byte string to compare."""
-    return results["score"], json.dumps(results["tests"], sort_keys=True)
+def comparable(results: dict, printed: str) -> tuple[float, str, str]:
+    """The score, the test list and the whole rest of a results.json but its time, and
+    what the command printed: every output of a grading, to compare byte for byte."""
+    rest = {key: value for key, value in results.items() if key not in ("execution_time", "tests")}
+    return results["score"], json.dumps(results["tests"], sort_keys=True), json.dumps(rest, sort_keys=True) + printed
 
 
-def graded_runs(tmp_path: Path, lab: str, submission: Path, runs: int) -> list[tuple[float, str]]:
+def graded_runs(tmp_path: Path, lab: str, submission: Path, runs: int) -> list[tuple[float, str, str]]:
     seen = []
     spec = spec_options(lab, tmp_path)
     for run in range(runs):
         out = tmp_path / f"{submission.stem}-{run}.json"
-        done = abgrade("grade", submission, "--lab", lab, *spec, "-q", "--json", out, cwd=tmp_path)
+        done = abgrade("grade", submission, "--lab", lab, *spec, "--json", out, cwd=tmp_path)
         assert done.returncode in (0, 1), done.stderr
-        seen.append(comparable(json.loads(out.read_text())))
+        seen.append(comparable(json.loads(out.read_text()), done.stdout))
     return seen
 
 
@@ -84,8 +86,8 @@ def test_grade_without_seed_gives_the_same_tests_and_score_every_run(tmp_path, l
     correct, buggy, runs = LABS[lab]
     for name, full_marks in ((correct, True), (buggy, False)):
         seen = graded_runs(tmp_path, lab, FIXTURES / name, runs)
-        assert all(one == seen[0] for one in seen), f"{name}: {[score for score, _ in seen]}"
-        score, tests = seen[0]
+        assert all(one == seen[0] for one in seen), f"{name}: {[score for score, _, _ in seen]}"
+        score, tests, _ = seen[0]
         assert (score == sum(t["max_score"] for t in json.loads(tests))) == full_marks, name
 
 

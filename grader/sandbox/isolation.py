@@ -116,7 +116,7 @@ class Isolation:
 
     def note(self, identity: StudentIdentity | None = None) -> str:
         who = (
-            f"uid {identity.uid}, no capabilities"
+            "a uid of its own, no capabilities"  # not its number: it changes from run to run
             if identity
             else "own user namespace, no capabilities"
             if self.userns
