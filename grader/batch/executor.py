@@ -7,7 +7,8 @@ which one it has."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,8 +59,36 @@ class Executor(Protocol):
         ...
 
     def run(
-        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+        self, jobs: Iterable[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
     ) -> None: ...
+
+
+class JobQueue:
+    """The jobs still to hand out, in order: the caller's, read from its iterable only as
+    they are handed out (a class of any size is never a list here), then the retries,
+    each once its delay is over."""
+
+    def __init__(self, jobs: Iterable[Job]) -> None:
+        self._fresh = iter(jobs)
+        self._next = next(self._fresh, None)
+        self._retries: deque[Job] = deque()
+
+    def __bool__(self) -> bool:
+        return self._next is not None or bool(self._retries)
+
+    def take(self, now: float) -> Job | None:
+        """The next job that may start at `now`, or None."""
+        if self._next is not None:
+            job, self._next = self._next, next(self._fresh, None)
+            return job
+        for job in self._retries:
+            if job.not_before <= now:
+                self._retries.remove(job)
+                return job
+        return None
+
+    def retry(self, job: Job) -> None:
+        self._retries.append(job)
 
 
 def settle(result: JobResult, requeue: Callable[[Job], None], on_result: OnResult) -> None:

@@ -24,8 +24,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any, TypeAlias
 from ..sandbox.limits import die_with_grader
 from ..sandbox.socket_folder import short_place
 from ..sandbox.worker import exit_description
-from .executor import ATTEMPTS, TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
+from .executor import ATTEMPTS, TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
 
 __all__ = ["ATTEMPTS", "Job", "JobResult", "LocalPool", "default_workers", "run_jobs"]
 
@@ -110,13 +109,13 @@ class LocalPool:
         return f"{self.workers} worker(s)"
 
     def run(
-        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+        self, jobs: Iterable[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
     ) -> None:
         run_jobs(jobs, task, self.workers, deadline, on_result, on_tick)
 
 
 def run_jobs(
-    jobs: list[Job],
+    jobs: Iterable[Job],
     task: Callable[[Path], Any],
     workers: int,
     deadline: float,
@@ -124,13 +123,13 @@ def run_jobs(
     on_tick: OnTick = lambda running: None,
 ) -> None:
     """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
-    `on_result` in this process as each job ends. A job whose worker dies or whose task
+    `on_result` in this process as each job ends (`jobs` is read as workers get free). A job whose worker dies or whose task
     raises is retried (ATTEMPTS in all); one that runs longer than `deadline` seconds is
     stopped and reported at once (it would only hang again). `on_tick(running)` is called
     while waiting, with how long each running job has run so far. Every worker is stopped
     on return, Ctrl-C included."""
     context = _context()
-    queue = deque(jobs)
+    queue = JobQueue(jobs)
     pool: list[_Worker] = []
     try:
         while queue or any(w.job for w in pool):
@@ -150,7 +149,7 @@ def run_jobs(
             if ended:  # the idle grader processes get their next job first; the gradebook's writes wait
                 _dispatch(queue, pool, context, task, workers)
             for result in ended:
-                settle(result, queue.append, on_result)
+                settle(result, queue.retry, on_result)
             now = time.monotonic()
             on_tick([now - w.started for w in pool if w.job is not None])
     finally:
@@ -182,21 +181,23 @@ def _short_multiprocessing_folder() -> None:
 
 
 def _dispatch(
-    queue: deque[Job],
+    queue: JobQueue,
     pool: list[_Worker],
     context: _Context,
     task: Callable[[Path], Any],
     workers: int,
 ) -> None:
     now = time.monotonic()
-    for job in [j for j in queue if j.not_before <= now]:
+    while True:
         worker = next((w for w in pool if w.job is None), None)
+        if worker is None and len(pool) >= workers:
+            return
+        job = queue.take(now)
+        if job is None:
+            return
         if worker is None:
-            if len(pool) >= workers:
-                return
             worker = _Worker(context, task)
             pool.append(worker)
-        queue.remove(job)
         worker.give(job)
 
 
