@@ -100,8 +100,8 @@ def one_class(size: int, jobs: int, root: Path) -> tuple[int, int, int, float]:
     log.seek(0)
     said = log.read()
     log.close()
-    if process.returncode not in (0, 1):
-        raise SystemExit(f"abgrade batch failed:\n{said[-2000:]}")
+    if process.returncode not in (0, 1) or not (out / "grades.csv").exists():
+        raise SystemExit(f"abgrade batch failed (exit code {process.returncode}):\n{said[-2000:]}")
     rows = (out / "grades.csv").read_text().count("\n") - 1
     if rows != size:
         raise SystemExit(f"grades.csv has {rows} rows for {size} submissions")
