@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sqlite3
+import tempfile
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,10 @@ from grader.batch.runner import BatchOptions, run_batch
 from grader.labs import get_lab
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
+from grader.sandbox.isolation import detect_isolation
 
 SEED = 4242
+PROJECT = Path(__file__).resolve().parent.parent
 WORKERS = 2
 
 
@@ -143,3 +146,28 @@ def test_exports_of_an_earlier_abgrade_keep_their_students_in_a_table(tmp_path):
         assert rows.fetchall() == [("ann", "Ann A"), ("bob", "")]
     finally:
         book.close()
+
+
+@pytest.mark.skipif(detect_isolation().level != "namespaces", reason="this machine does not allow namespaces (unshare)")
+def test_no_student_reads_the_class_list(tmp_path, tree_spec):
+    """The class list names every student's file: a student's process can't read it (it
+    is hidden like the class folder, and mode 0600 in a 0700 folder)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    solution = (PROJECT / "reference" / "solutions" / "tree.py").read_text()
+    probe = (  # a file it can read fails its load: the score says whether it could
+        "import glob, pathlib\n"
+        f"for target in glob.glob({tempfile.gettempdir()!r} + '/abgrade-batch-*/class/*'):\n"
+        "    try:\n        pathlib.Path(target).read_bytes()\n    except OSError:\n        continue\n"
+        "    raise SystemExit('READ ' + target)\n"
+    )
+    (folder / "mallory.py").write_text(probe + solution)
+    options = BatchOptions(folder, tmp_path / "out", 1, seed=SEED)
+    run_batch(options, get_lab("tree"), tree_spec, io.StringIO())
+    book = Gradebook(options.out / "gradebook.sqlite")
+    try:
+        [grade] = book.grades("tree")
+    finally:
+        book.close()
+    assert grade.report is not None, grade.error
+    assert grade.report.score == grade.report.max_score, [t.output for t in grade.report.tests if not t.passed]

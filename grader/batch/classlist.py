@@ -40,6 +40,7 @@ class ClassList:
     queue of submissions to grade, in `path` (made here, mode 0600)."""
 
     def __init__(self, path: Path) -> None:
+        self.folder = path.parent  # hidden from the students' processes, as the class folder is
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.db = sqlite3.connect(path, isolation_level=None)

@@ -303,9 +303,8 @@ def _grade_class(
         progress.finished(submission.student, outcome, result.seconds)
 
     try:
-        task = task or GradeTask(
-            lab.name, spec, chosen_seed, hidden=(folder, options.out.resolve()), temp_root=scratch, lab=lab
-        )
+        hidden = (folder, options.out.resolve(), found.folder)  # the class list names every student's file
+        task = task or GradeTask(lab.name, spec, chosen_seed, hidden=hidden, temp_root=scratch, lab=lab)
         executor.run(jobs(), task, deadline, record, progress.tick)
     except BaseException:
         progress.close()
