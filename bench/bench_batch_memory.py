@@ -89,7 +89,7 @@ def memory(root: int) -> tuple[int, int, int, int]:
         added = bool(new)
     every = [pid for pid in tree if uid.get(pid) == os.getuid()]
     zygotes = {pid for pid in every if is_zygote(pid)}
-    students = {pid for pid in every if parent.get(pid) in zygotes}  # a fork may read with no command line
+    students = {pid for pid in every if parent.get(pid) in zygotes}  # one was caught with an empty command line
     grown, added = set(students), True
     while added:  # and what those forks started
         new = {pid for pid in every if parent.get(pid) in grown and pid not in grown}
