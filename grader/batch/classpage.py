@@ -18,7 +18,7 @@ Every student-side string (ids, case names) passes clean_line and is escaped.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 
 from ..text import LINE_CHARS, clean_line, visible_controls
@@ -148,17 +148,17 @@ def _roll_row(r: RollEntry) -> str:
     )
 
 
-def _roll(roll: Sequence[RollEntry]) -> str:
-    if not roll:
-        return '<p class="none">No student was found in the class folder.</p>'
-    return (
-        "<table><thead><tr><th>name</th><th>id</th><th>file</th><th>status</th><th>final score</th>"
-        f"<th>why</th></tr></thead><tbody>{''.join(_roll_row(r) for r in roll)}</tbody></table>"
-    )
-
-
 def class_page(summary: ClassSummary, insights: ClassInsights, roll: Sequence[RollEntry] = ()) -> str:
     """The whole page; `roll` lists every student found (class_roll)."""
+    return "".join(class_page_parts(summary, insights, roll, len(roll)))
+
+
+def class_page_parts(
+    summary: ClassSummary, insights: ClassInsights, roll: Iterable[RollEntry], found: int
+) -> Iterator[str]:
+    """The page a part at a time, each safe to write (text.visible_controls): the head and
+    the class's sections, a row of the roll (`found` entries, read as they come), the end.
+    So a class of any size is written without its page or its roll in memory."""
     graded = insights.graded
     not_graded = len(summary.errors) + len(summary.failed)
     scores = [s for s, _ in summary.scores]
@@ -181,10 +181,21 @@ def class_page(summary: ClassSummary, insights: ClassInsights, roll: Sequence[Ro
         '<section class="cases"><h2>Fixed cases failed by the most students</h2>'
         f"{_cases(insights)}</section>"
         f"{_adjusted(summary)}"
-        f'<section class="students"><h2>Students ({len(roll)} found)</h2>{_roll(roll)}</section>'
+        f'<section class="students"><h2>Students ({found} found)</h2>'
     )
-    return visible_controls(
+    yield visible_controls(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}"
     )
+    if not found:
+        yield '<p class="none">No student was found in the class folder.</p>'
+    else:
+        yield (
+            "<table><thead><tr><th>name</th><th>id</th><th>file</th><th>status</th><th>final score</th>"
+            "<th>why</th></tr></thead><tbody>"
+        )
+        for entry in roll:
+            yield visible_controls(_roll_row(entry))
+        yield "</tbody></table>"
+    yield "</section>\n</body>\n</html>\n"

@@ -33,14 +33,13 @@ import importlib.metadata
 import secrets
 import stat
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cluster_trust import cluster_problem, key_exposure
-from .executor import TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
+from .executor import TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
 from .remote import Payload, Reply, grade_payload, worker_facts
 
 if TYPE_CHECKING:
@@ -105,14 +104,14 @@ class DaskPool:
         self.client.close()
 
     def run(
-        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+        self, jobs: Iterable[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
     ) -> None:
         from distributed import wait
 
         run = secrets.token_hex(4)
         topic = f"abgrade-started-{run}"
         self.client.subscribe_topic(topic, self._started_event)
-        queue = deque(jobs)
+        queue = JobQueue(jobs)  # read as the window has room: never the whole class at once
         running: dict[Future, _Running] = {}
         window, refreshed = WINDOW_PER_WORKER * self.workers, time.monotonic()
         try:
@@ -120,10 +119,7 @@ class DaskPool:
                 now = time.monotonic()
                 if now - refreshed > REFRESH_SECONDS:
                     window, refreshed = WINDOW_PER_WORKER * self.workers, now
-                for job in [j for j in queue if j.not_before <= now]:
-                    if len(running) >= window:
-                        break
-                    queue.remove(job)
+                while len(running) < window and (job := queue.take(now)) is not None:
                     running[self._submit(job, task, run, topic)] = _Running(job, now)
                 if running:
                     try:
@@ -138,7 +134,7 @@ class DaskPool:
                     if result is not None:
                         del running[future]
                         self._started.pop(str(future.key), None)
-                        settle(result, queue.append, on_result)
+                        settle(result, queue.retry, on_result)
                 now = time.monotonic()
                 on_tick([now - self._started[str(f.key)][0] for f in running if str(f.key) in self._started])
         finally:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +69,7 @@ class Discovery:
 
 
 @dataclass
-class _Claim:
+class Claim:
     """What one folder entry says about one student."""
 
     student: str
@@ -77,6 +78,7 @@ class _Claim:
     lms_number: int | None  # the LMS's submission number, when the name carries one
     path: Path | None = None  # the submission file, when the entry is usable
     reason: str = ""  # why not, otherwise
+    order: bytes = b""  # the entry's name as the folder holds it: a student's claims keep folder order
 
 
 def compile_id_pattern(pattern: str | None) -> re.Pattern | None:
@@ -116,27 +118,43 @@ def has_entries(folder: Path) -> bool:
 
 
 def discover(folder: Path, id_pattern: re.Pattern | None = None) -> Discovery:
-    """Every submission in `folder`, sorted by student, with what was skipped or ignored."""
+    """Every submission in `folder`, sorted by student, with what was skipped or ignored.
+    Holds the whole class in memory: a batch uses ClassList (classlist.py) instead, which
+    groups the same claims in an SQLite file."""
     found = Discovery()
-    claims: dict[str, list[_Claim]] = {}
-    for entry in sorted(folder.iterdir()):
-        shown = clean_name(entry.name)
-        if entry.name.startswith(".") or entry.name in _NOT_SUBMISSIONS:
-            found.ignored.append(f"{shown}: not a submission")
-            continue
-        claim = _claim(entry, shown, id_pattern)
-        if claim is None:
-            found.ignored.append(
-                f"{shown}: not a submission (expected {' or '.join(SUPPORTED_SUFFIXES)}, or a folder per student)"
-            )
-            continue
-        claims.setdefault(claim.student, []).append(claim)
+    claims: dict[str, list[Claim]] = {}
+    for item in scan(sorted(folder.iterdir()), id_pattern):
+        if isinstance(item, str):
+            found.ignored.append(item)
+        else:
+            claims.setdefault(item.student, []).append(item)
     for student, mine in sorted(claims.items()):
-        _settle(folder, student, mine, found)
+        for result in settle(folder, student, mine):
+            if isinstance(result, Submission):
+                found.submissions.append(result)
+            elif isinstance(result, Skipped):
+                found.skipped.append(result)
+            else:
+                found.ignored.append(result)
     return found
 
 
-def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> _Claim | None:
+def scan(entries: Iterable[Path], id_pattern: re.Pattern | None = None) -> Iterator[Claim | str]:
+    """Each folder entry's claim on a student, or the line saying why it is ignored."""
+    for entry in entries:
+        shown = clean_name(entry.name)
+        if entry.name.startswith(".") or entry.name in _NOT_SUBMISSIONS:
+            yield f"{shown}: not a submission"
+            continue
+        claim = _claim(entry, shown, id_pattern)
+        if claim is None:
+            yield f"{shown}: not a submission (expected {' or '.join(SUPPORTED_SUFFIXES)}, or a folder per student)"
+            continue
+        claim.order = os.fsencode(entry.name)
+        yield claim
+
+
+def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> Claim | None:
     """What `entry` says about whose it is and what to grade; None when it is clearly
     not a student's (a stray file whose name carries no student id)."""
     match = pattern.search(entry.name) if pattern is not None else None
@@ -147,7 +165,7 @@ def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> _Claim | None
     if pattern is None:
         student, name, number = own_name, "", None
     elif match is None or not match.group("id"):
-        return _Claim(own_name, "", shown, None, reason=f"name does not match --id-pattern {pattern.pattern!r}")
+        return Claim(own_name, "", shown, None, reason=f"name does not match --id-pattern {pattern.pattern!r}")
     else:
         # a pattern may say where the name is (`name`, empty: none) and what orders resubmissions (`order`)
         named = "name" in pattern.groupindex
@@ -159,7 +177,7 @@ def _claim(entry: Path, shown: str, pattern: re.Pattern | None) -> _Claim | None
             number = int(re.sub(r"\D", "", order) or 0)
         elif lms is not None:
             number = int(lms.group(1))
-    claim = _Claim(student, name, shown, number)
+    claim = Claim(student, name, shown, number)
     if entry.is_symlink():
         claim.reason = REFUSED_SYMLINK
     elif is_file:
@@ -201,12 +219,12 @@ def _file_in_folder(entry: Path) -> tuple[Path | None, str | None]:
     return None, f"folder without a {' or '.join(SUPPORTED_SUFFIXES)} file"
 
 
-def _settle(folder: Path, student: str, claims: list[_Claim], found: Discovery) -> None:
-    """One student's entries: one to grade, one skipped row, and the rest ignored. Several
-    usable files are resolved by the LMS's submission number (Canvas: the highest is the
-    latest resubmission) when every one carries a distinct one."""
+def settle(folder: Path, student: str, claims: list[Claim]) -> Iterator[Submission | Skipped | str]:
+    """One student's entries (in folder order): one to grade, one skipped row, and the rest
+    ignored (lines). Several usable files are resolved by the LMS's submission number
+    (Canvas: the highest is the latest resubmission) when every one carries a distinct one."""
     usable = [c for c in claims if c.path is not None]
-    chosen: _Claim | None = None
+    chosen: Claim | None = None
     if len(usable) == 1:
         chosen = usable[0]
     elif usable:
@@ -216,14 +234,12 @@ def _settle(folder: Path, student: str, claims: list[_Claim], found: Discovery) 
     name = next((c.name for c in claims if c.name), "")
     if chosen is not None:
         assert chosen.path is not None
-        found.submissions.append(
-            Submission(
-                student,
-                chosen.path,
-                file_hash(chosen.path),
-                clean_name(chosen.path.relative_to(folder).as_posix()),
-                name,
-            )
+        yield Submission(
+            student,
+            chosen.path,
+            file_hash(chosen.path),
+            clean_name(chosen.path.relative_to(folder).as_posix()),
+            name,
         )
         for other in claims:
             if other is not chosen:
@@ -232,7 +248,7 @@ def _settle(folder: Path, student: str, claims: list[_Claim], found: Discovery) 
                     if other.path is not None
                     else f"{other.reason} (another file of student {student!r})"
                 )
-                found.ignored.append(f"{other.shown}: {why}")
+                yield f"{other.shown}: {why}"
         return
     if usable:
         names = ", ".join(c.shown for c in usable)
@@ -240,8 +256,8 @@ def _settle(folder: Path, student: str, claims: list[_Claim], found: Discovery) 
             f"student {student!r} has {len(usable)} submissions ({names}); "
             "keep one (or refine --id-pattern); none of them was graded"
         )
-        found.skipped.append(Skipped(student, names, reason, name))
+        yield Skipped(student, names, reason, name)
     else:  # one row per student, saying what is wrong with each of their entries
         shown = ", ".join(c.shown for c in claims)
         reason = claims[0].reason if len(claims) == 1 else "; ".join(f"{c.shown}: {c.reason}" for c in claims)
-        found.skipped.append(Skipped(student, shown, reason, name))
+        yield Skipped(student, shown, reason, name)

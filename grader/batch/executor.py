@@ -7,7 +7,8 @@ which one it has."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -58,8 +59,51 @@ class Executor(Protocol):
         ...
 
     def run(
-        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+        self, jobs: Iterable[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
     ) -> None: ...
+
+
+class JobQueue:
+    """The jobs still to hand out, in order: the caller's, read from its iterable only as
+    they are handed out (a class of any size is never a list here; a look ahead reads at
+    most as many as there are workers), then the retries, each once its delay is over."""
+
+    def __init__(self, jobs: Iterable[Job]) -> None:
+        self._fresh = iter(jobs)
+        self._front: deque[Job] = deque()  # read from the iterable already, or given back
+        self._retries: deque[Job] = deque()
+
+    def __bool__(self) -> bool:
+        return self._read(1) or bool(self._retries)
+
+    def _read(self, count: int) -> bool:
+        """Read jobs from the iterable until `count` wait in front (or it is done)."""
+        while len(self._front) < count and (job := next(self._fresh, None)) is not None:
+            self._front.append(job)
+        return bool(self._front)
+
+    def take(self, now: float) -> Job | None:
+        """The next job that may start at `now`, or None."""
+        for waiting in (self._front, self._retries) if self._read(1) else (self._retries,):
+            for job in waiting:
+                if job.not_before <= now:
+                    waiting.remove(job)
+                    return job
+        return None
+
+    def take_if_waiting(self, now: float, count: int) -> Job | None:
+        """The next job that may start at `now` if at least `count` such jobs wait, else
+        None (counted over at most `count` jobs read ahead, never the whole class)."""
+        self._read(count)
+        ready = [job for job in (*self._front, *self._retries) if job.not_before <= now][:count]
+        return self.take(now) if len(ready) >= count else None
+
+    def give_back(self, job: Job) -> None:
+        """A job handed out and never tried (its worker died first): next in line again."""
+        self._front.appendleft(job)
+
+    def retry(self, job: Job) -> None:
+        self._retries.append(job)
 
 
 def settle(result: JobResult, requeue: Callable[[Job], None], on_result: OnResult) -> None:

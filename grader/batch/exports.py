@@ -26,13 +26,13 @@ from ..report.html import FinalScore, write_html
 from ..results import ordered_kinds
 from ..text import LINE_CHARS, clean_line
 from .adjustments import adjustment_items, number
-from .classpage import class_page
+from .classpage import class_page_parts
 from .discovery import Skipped
 from .feedback import feedback_markdown
 from .gradebook import Gradebook, StoredGrade
 from .insights import ClassInsights, InsightsBuilder, class_insights
 from .picture import class_picture
-from .roll import RollEntry, class_roll, roll_entry, skipped_entries
+from .roll import RollEntry, RollSpool, class_roll, roll_entry
 from .summary import ClassSummary, SummaryBuilder, summary_text
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -198,18 +198,19 @@ def feedback_names(students: list[str]) -> dict[str, str]:
 
 
 class FeedbackNames:
-    """Feedback file names (`.md`) handed out one student at a time, each checked against
-    those handed out before: a 48-bit hash collision is refused rather than mixing two
-    students up."""
+    """Feedback file names (`.md`) handed out one student at a time, each hashed one
+    checked against those handed out before: a 48-bit hash collision is refused rather
+    than mixing two students up. A plain name is the id itself, which no other id has,
+    and is not kept (a class of plain ids costs no memory here)."""
 
     def __init__(self) -> None:
-        self._given: dict[str, str] = {}
+        self._hashed: dict[str, str] = {}
 
     def name(self, student: str) -> str:
-        name = f"{feedback_name(student)}.md"
-        if self._given.setdefault(name, student) != student:
+        stem = feedback_name(student)
+        if stem != student and self._hashed.setdefault(stem, student) != student:
             raise RuntimeError("two student ids map to one feedback file name")
-        return name
+        return f"{stem}.md"
 
 
 def write_feedback(
@@ -246,7 +247,8 @@ def write_exports(
     write_grades_csv(grades, out / "grades.csv", names, skipped)
     chosen = grades if feedback_for is None else [g for g in grades if g.student in feedback_for]
     write_feedback(chosen, summary.lab, out / "feedback", show_hidden, hints)
-    write_class_pages(summary, class_insights(grades, hints), hints, out, class_roll(grades, names, skipped))
+    roll = class_roll(grades, names, skipped)
+    write_class_pages(summary, class_insights(grades, hints), hints, out, roll, len(roll))
 
 
 @dataclass(frozen=True)
@@ -274,27 +276,34 @@ def publish(
     folder = out / "feedback"
     folder.mkdir(exist_ok=True)
     summary, insights = SummaryBuilder(lab), InsightsBuilder(hints)
-    kinds = ordered_kinds(book.graded_kinds(lab, context.students))
-    with (out / "grades.csv").open("w", newline="", encoding="utf-8", errors="replace") as handle:
-        rows = GradesRows(csv.writer(handle), kinds, context.names, context.skipped)
-        roll: list[RollEntry] = skipped_entries(context.skipped)  # a few strings a student
-        for grade in book.iter_grades(lab, context.students):
-            rows.add(grade)
-            roll.append(roll_entry(grade, context.names))
-            if feedback_for is None or grade.student in feedback_for:
-                write_one_feedback(grade, lab, folder / rows.files.name(grade.student), context.show_hidden, hints)
-            summary.add(grade)
-            insights.add(grade)
-        rows.finish()
-    published = Published(summary.result(), insights.result())
-    write_class_pages(published.summary, published.insights, hints, out, sorted(roll, key=lambda r: r.student))
+    kinds = ordered_kinds(book.graded_kinds(lab, exported=True))
+    with RollSpool(context.skipped) as roll:
+        with (out / "grades.csv").open("w", newline="", encoding="utf-8", errors="replace") as handle:
+            rows = GradesRows(csv.writer(handle), kinds, skipped=context.skipped)
+            for grade in book.iter_grades(lab, exported=True):
+                rows.add(grade)
+                roll.add(roll_entry(grade))
+                if feedback_for is None or grade.student in feedback_for:
+                    write_one_feedback(grade, lab, folder / rows.files.name(grade.student), context.show_hidden, hints)
+                summary.add(grade)
+                insights.add(grade)
+            rows.finish()
+        published = Published(summary.result(), insights.result())
+        write_class_pages(published.summary, published.insights, hints, out, roll.entries(), roll.count)
     return published
 
 
 def write_class_pages(
-    summary: ClassSummary, insights: ClassInsights, hints: Mapping[str, str], out: Path, roll: Sequence[RollEntry]
+    summary: ClassSummary,
+    insights: ClassInsights,
+    hints: Mapping[str, str],
+    out: Path,
+    roll: Iterable[RollEntry],
+    found: int,
 ) -> None:
-    """summary.txt, summary.svg and class.html (with the class roll: every student found)."""
+    """summary.txt, summary.svg and class.html (with the class roll: every student found,
+    `found` entries, written as they are read)."""
     (out / "summary.txt").write_text(summary_text(summary, hints, insights) + "\n", encoding="utf-8")
     (out / "summary.svg").write_text(class_picture(summary, hints, insights), encoding="utf-8")
-    (out / "class.html").write_text(class_page(summary, insights, roll), encoding="utf-8")
+    with (out / "class.html").open("w", encoding="utf-8") as page:
+        page.writelines(class_page_parts(summary, insights, roll, found))

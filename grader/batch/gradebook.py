@@ -24,12 +24,14 @@ from ..spec import Spec
 from .adjustments import Mark, Override, Penalty, final_mark
 from .discovery import Skipped, Submission
 
-SCHEMA_VERSION = "6"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
+SCHEMA_VERSION = "7"  # 2: runs may be `killed` and record their pid; errors say whether the machine failed
 # 3: a submission keeps its report's notes and load notes, a test whether it ran at all
 # 4: a submission keeps the student's name; late penalties, overrides and their audit trail
 # 5: what the last run's exports were made of besides the grades (`exports`), so that an
 #    override rewrites them at once, exactly as a batch would
 # 6: what was published to an LMS (`publications`, only appended to)
+# (6 too: `export_students`, the students of the last run's exports, a table of their own
+#  rather than in the `exports` JSON, moved there on opening; see _move_export_students)
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -127,7 +129,7 @@ CREATE TABLE IF NOT EXISTS override_log (
 );
 CREATE TABLE IF NOT EXISTS exports (
     lab      TEXT PRIMARY KEY,
-    context  TEXT NOT NULL,  -- JSON of ExportContext: students, names, skipped entries, show_hidden
+    context  TEXT NOT NULL,  -- JSON of ExportContext: skipped entries, show_hidden
     saved_at TEXT NOT NULL
 );
 """
@@ -147,41 +149,39 @@ CREATE TABLE IF NOT EXISTS publications (
     at           TEXT NOT NULL
 );
 """
-_SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS + _PUBLICATIONS)
+# The students found in the class folder by the last run of each lab, with the
+# name their file name carries ("" when none): the exports have a row for each.
+_EXPORT_STUDENTS = """
+CREATE TABLE IF NOT EXISTS export_students (
+    lab     TEXT NOT NULL,
+    student TEXT NOT NULL,
+    name    TEXT NOT NULL,
+    PRIMARY KEY (lab, student)
+);
+"""
+_SCHEMA = _SCHEMA.replace("{adjustments}", _ADJUSTMENTS + _PUBLICATIONS + _EXPORT_STUDENTS)
 
 
 @dataclass(frozen=True)
 class ExportContext:
-    """What a run's exports are made of besides the stored grades: the students found in
-    the class folder (in that order), their names from the file names, the folder entries
-    that could not be used, and whether feedback shows hidden tests' details. Kept per lab
-    so that `gradebook override` rewrites grades.csv, the feedback and the class pages at
-    once, exactly as the next batch would."""
+    """What a run's exports are made of besides the stored grades and the students found
+    (`export_students`, saved with it): the folder entries that could not be used, and
+    whether feedback shows hidden tests' details. Kept per lab so that `gradebook override`
+    rewrites grades.csv, the feedback and the class pages at once, exactly as the next
+    batch would."""
 
-    students: tuple[str, ...]
-    names: dict[str, str]
     skipped: tuple[Skipped, ...] = ()
     show_hidden: bool = False
 
     def to_json(self) -> str:
         return json.dumps(
-            {
-                "students": list(self.students),
-                "names": self.names,
-                "skipped": [[e.student, e.shown, e.reason, e.name] for e in self.skipped],
-                "show_hidden": self.show_hidden,
-            }
+            {"skipped": [[e.student, e.shown, e.reason, e.name] for e in self.skipped], "show_hidden": self.show_hidden}
         )
 
     @classmethod
     def from_json(cls, text: str) -> ExportContext:
         data = json.loads(text)
-        return cls(
-            tuple(data["students"]),
-            dict(data["names"]),
-            tuple(Skipped(*entry) for entry in data["skipped"]),
-            bool(data["show_hidden"]),
-        )
+        return cls(tuple(Skipped(*entry) for entry in data["skipped"]), bool(data["show_hidden"]))
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,8 @@ class Gradebook:
             self._migrate_from_4()
         if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",):
             self._migrate_from_5()
+        if self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",):
+            self._migrate_from_6()
 
     def _migrate_from_1(self) -> None:
         """A gradebook of schema 1: `runs` gets the status `killed` and a pid (SQLite can't
@@ -317,6 +319,22 @@ class Gradebook:
         """Schema 5 lacks only the `publications` table, which the schema script has made."""
         with self._transaction():
             self.db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+
+    def _migrate_from_6(self) -> None:
+        """Schema 6 kept the students of a lab's exports, and their names, in the `exports`
+        JSON (a list as long as the class): they move to `export_students` (made by the
+        schema script already), read a student at a time."""
+        rows = self.db.execute("SELECT lab, context FROM exports WHERE instr(context, '\"students\"') > 0").fetchall()
+        with self._transaction():
+            self.db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+            for lab, text in rows:
+                data = json.loads(text)
+                names = data.pop("names", {})
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO export_students VALUES (?, ?, ?)",
+                    ((lab, student, names.get(student, "")) for student in data.pop("students", [])),
+                )
+                self.db.execute("UPDATE exports SET context = ? WHERE lab = ?", (json.dumps(data), lab))
 
     def close(self) -> None:
         self.db.close()
@@ -367,15 +385,25 @@ class Gradebook:
     # submissions --------------------------------------------------------------------
 
     def valid_keys(self, lab: str) -> dict[str, GradeKey]:
-        """Student -> what their stored grade was computed from. Machine errors are left
-        out, so they are graded again; a file the grader failed on stays failed until it,
-        the spec or the seed changes (grading it again would only fail again)."""
+        """Student -> what their stored grade was computed from (stored_key of everyone)."""
         rows = self.db.execute(
             "SELECT student, file_hash, spec_version, spec_digest, seed FROM submissions "
             "WHERE lab = ? AND (status = 'graded' OR machine = 0)",
             (lab,),
         )
         return {student: GradeKey(*key) for student, *key in rows}
+
+    def stored_key(self, lab: str, student: str) -> GradeKey | None:
+        """What the student's stored grade was computed from; None for none. Machine errors
+        count as none, so they are graded again; a file the grader failed on stays failed
+        until it, the spec or the seed changes (grading it again would only fail again).
+        One student at a time: a batch never holds the class's keys."""
+        row = self.db.execute(
+            "SELECT file_hash, spec_version, spec_digest, seed FROM submissions "
+            "WHERE lab = ? AND student = ? AND (status = 'graded' OR machine = 0)",
+            (lab, student),
+        ).fetchone()
+        return None if row is None else GradeKey(*row)
 
     def record_report(
         self, run_id: int, spec: Spec, seed: int, submission: Submission, report: GradeReport, seconds: float
@@ -478,20 +506,24 @@ class Gradebook:
         penalties and overrides."""
         return list(self.iter_grades(lab, students))
 
-    def iter_grades(self, lab: str, students: Iterable[str] | None = None) -> Iterator[StoredGrade]:
+    def iter_grades(
+        self, lab: str, students: Iterable[str] | None = None, *, exported: bool = False
+    ) -> Iterator[StoredGrade]:
         """`grades`, one at a time, by student: the exports of a class of any size hold one
-        student's report at a time (`students` go to a temporary table, not to a set)."""
-        chosen = "" if students is None else " AND student IN (SELECT student FROM temp.chosen)"
-        if students is not None:
-            self._choose(students)
+        student's report at a time (`students` go to a temporary table, not to a set).
+        `exported`: only the students found by the last run (`export_students`), each with
+        the name its file name carried then, if any."""
+        chosen = self._chosen("s.student", students, exported)
+        name = "CASE WHEN e.name != '' THEN e.name ELSE s.name END" if exported else "s.name"
+        found = "JOIN export_students AS e ON e.lab = s.lab AND e.student = s.student " if exported else ""
         rows = self.db.cursor().execute(
             "SELECT s.student, s.file, s.status, s.run_id, s.seed, s.seconds, s.graded_at, s.error, s.machine, "
-            "s.notes, s.name, p.submitted_at, p.source, p.days_late, p.percent, p.policy, "
+            f"s.notes, {name}, p.submitted_at, p.source, p.days_late, p.percent, p.policy, "
             "o.mode, o.points, o.reason, o.by, o.at "
-            "FROM submissions AS s "
+            f"FROM submissions AS s {found}"
             "LEFT JOIN penalties AS p ON p.lab = s.lab AND p.student = s.student "
             "LEFT JOIN overrides AS o ON o.lab = s.lab AND o.student = s.student "
-            f"WHERE s.lab = ?{chosen.replace('student IN', 's.student IN')} ORDER BY s.student",
+            f"WHERE s.lab = ?1{chosen} ORDER BY s.student",
             (lab,),
         )
         for row in rows:
@@ -515,21 +547,27 @@ class Gradebook:
                 override,
             )
 
-    def _choose(self, students: Iterable[str]) -> None:
-        """Fill the connection's temporary table `chosen` with `students`."""
-        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS chosen (student TEXT PRIMARY KEY)")
-        self.db.execute("DELETE FROM temp.chosen")
-        self.db.executemany("INSERT OR IGNORE INTO temp.chosen VALUES (?)", ((s,) for s in students))
-
-    def graded_kinds(self, lab: str, students: Iterable[str] | None = None) -> list[str]:
-        """The check kinds the graded reports of these students (None: everyone's) hold."""
-        chosen = "" if students is None else " AND student IN (SELECT student FROM temp.chosen)"
+    def _chosen(self, column: str, students: Iterable[str] | None, exported: bool) -> str:
+        """The condition on `column` that keeps `students` (None: everyone) and, when
+        `exported`, only the students of the last run's exports; as ` AND ...`, or ''."""
+        condition = ""
         if students is not None:
-            self._choose(students)
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS chosen (student TEXT PRIMARY KEY)")
+            self.db.execute("DELETE FROM temp.chosen")
+            self.db.executemany("INSERT OR IGNORE INTO temp.chosen VALUES (?)", ((s,) for s in students))
+            condition += f" AND {column} IN (SELECT student FROM temp.chosen)"
+        if exported:
+            condition += f" AND {column} IN (SELECT student FROM export_students WHERE lab = ?1)"
+        return condition
+
+    def graded_kinds(self, lab: str, students: Iterable[str] | None = None, *, exported: bool = False) -> list[str]:
+        """The check kinds the graded reports of these students (None: everyone's; see
+        iter_grades for `exported`) hold."""
+        chosen = self._chosen("student", students, exported)
         rows = self.db.execute(
-            "SELECT DISTINCT kind FROM tests WHERE lab = ? AND student IN "
-            f"(SELECT student FROM submissions WHERE lab = ? AND status = 'graded'){chosen}",
-            (lab, lab),
+            "SELECT DISTINCT kind FROM tests WHERE lab = ?1 AND student IN "
+            f"(SELECT student FROM submissions WHERE lab = ?1 AND status = 'graded'){chosen}",
+            (lab,),
         )
         return [kind for (kind,) in rows]
 
@@ -539,6 +577,14 @@ class Gradebook:
 
     def students(self, lab: str) -> list[str]:
         return [s for (s,) in self.db.execute("SELECT student FROM submissions WHERE lab = ? ORDER BY student", (lab,))]
+
+    def has_failed(self, lab: str, student: str) -> bool:
+        """Whether the student's stored grade is below full marks, or not a grade."""
+        row = self.db.execute(
+            "SELECT 1 FROM submissions WHERE lab = ? AND student = ? AND (status = 'error' OR score < max_score)",
+            (lab, student),
+        ).fetchone()
+        return row is not None
 
     def failed_students(self, lab: str) -> list[str]:
         """Students whose stored grade is not full marks, or who could not be graded."""
@@ -605,9 +651,14 @@ class Gradebook:
 
     # what the exports are made of --------------------------------------------------------
 
-    def save_export_context(self, lab: str, context: ExportContext) -> None:
+    def save_export_context(self, lab: str, context: ExportContext, students: Iterable[tuple[str, str]]) -> None:
+        """The run's export context and its students found, (student, name) each."""
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO exports VALUES (?, ?, ?)", (lab, context.to_json(), _now()))
+            self.db.execute("DELETE FROM export_students WHERE lab = ?", (lab,))
+            self.db.executemany(
+                "INSERT INTO export_students VALUES (?, ?, ?)", ((lab, student, name) for student, name in students)
+            )
 
     def export_context(self, lab: str) -> ExportContext | None:
         """The last batch's, or None when no batch of this schema wrote this lab's exports."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
@@ -269,7 +269,7 @@ def time_in_name(name: str, tz: tzinfo | None) -> datetime | None:
 
 
 def submission_times(
-    submissions: list[Submission],
+    submissions: Iterable[Submission],
     timestamps: Mapping[str, datetime] | None,
     tz: tzinfo | None = None,
     use_mtime: bool = False,
@@ -277,7 +277,9 @@ def submission_times(
     """When each submission was made: the timestamps file, else its name, else (only with
     `use_mtime`) the file's modification time; else unknown (`no_time`)."""
     found = SubmissionTimes()
+    students: set[str] = set()
     for submission in sorted(submissions, key=lambda s: s.student):
+        students.add(submission.student)
         if timestamps is not None and submission.student not in timestamps:
             found.not_in_timestamps.append(submission.student)
         if timestamps and submission.student in timestamps:
@@ -291,7 +293,6 @@ def submission_times(
             found.times[submission.student] = (datetime.fromtimestamp(mtime, timezone.utc), FILE_TIME)
         else:
             found.no_time.append(submission.student)
-    students = {s.student for s in submissions}
     found.unknown = sorted(s for s in timestamps or {} if s not in students)
     return found
 

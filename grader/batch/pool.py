@@ -24,8 +24,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any, TypeAlias
 from ..sandbox.limits import die_with_grader
 from ..sandbox.socket_folder import short_place
 from ..sandbox.worker import exit_description
-from .executor import ATTEMPTS, TICK_SECONDS, Job, JobResult, OnResult, OnTick, settle
+from .executor import ATTEMPTS, TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
 
 __all__ = ["ATTEMPTS", "Job", "JobResult", "LocalPool", "default_workers", "run_jobs"]
 
@@ -205,13 +204,13 @@ class LocalPool:
         return f"{self.workers} worker(s)"
 
     def run(
-        self, jobs: list[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
+        self, jobs: Iterable[Job], task: Callable[[Path], Any], deadline: float, on_result: OnResult, on_tick: OnTick
     ) -> None:
         run_jobs(jobs, task, self.workers, deadline, on_result, on_tick)
 
 
 def run_jobs(
-    jobs: list[Job],
+    jobs: Iterable[Job],
     task: Callable[[Path], Any],
     workers: int,
     deadline: float,
@@ -219,13 +218,13 @@ def run_jobs(
     on_tick: OnTick = lambda running: None,
 ) -> None:
     """Run `task(job.path)` for every job in up to `workers` processes, in order, and call
-    `on_result` in this process as each job ends. A job whose worker dies or whose task
+    `on_result` in this process as each job ends (`jobs` is read as workers get free). A job whose worker dies or whose task
     raises is retried (ATTEMPTS in all); one that runs longer than `deadline` seconds is
     stopped and reported at once (it would only hang again). `on_tick(running)` is called
     while waiting, with how long each running job has run so far. Every worker is stopped
     on return, Ctrl-C included."""
     context = _context()
-    queue = deque(jobs)
+    queue = JobQueue(jobs)
     pool: list[_Worker] = []
     try:
         while queue or any(w.job for w in pool):
@@ -243,14 +242,14 @@ def run_jobs(
                     worker.job = None
                     ahead = worker.take_back()
                     if ahead is not None:
-                        queue.appendleft(ahead)
+                        queue.give_back(ahead)
                     worker.stop()
                     pool.remove(worker)
                 ended.append(result)
             if ended:  # the idle grader processes get their next job first; the gradebook's writes wait
                 _dispatch(queue, pool, context, task, workers)
             for result in ended:
-                settle(result, queue.append, on_result)
+                settle(result, queue.retry, on_result)
             now = time.monotonic()
             on_tick([now - w.started for w in pool if w.job is not None])
     except BaseException:
@@ -290,38 +289,35 @@ def _short_multiprocessing_folder() -> None:
 
 
 def _dispatch(
-    queue: deque[Job],
+    queue: JobQueue,
     pool: list[_Worker],
     context: _Context,
     task: Callable[[Path], Any],
     workers: int,
 ) -> None:
     now = time.monotonic()
-    for job in [j for j in queue if j.not_before <= now]:
+    while True:
         worker = next((w for w in pool if w.job is None), None)
+        if worker is None and len(pool) >= workers:
+            return
+        job = queue.take(now)
+        if job is None:
+            return
         if worker is None:
-            if len(pool) >= workers:
-                return
             worker = _Worker(context, task)
             pool.append(worker)
-        queue.remove(job)
         worker.give(job)
 
 
-def _ahead_of(queue: deque[Job], workers: int) -> Job | None:
+def _ahead_of(queue: JobQueue, workers: int) -> Job | None:
     """The job to give ahead to a worker that asks (the first that may start now), or None
     when fewer such jobs wait than there are workers: a job given ahead waits for its
     worker's current one, so near the end of the batch, where another worker could soon
     be idle, none is (and nothing is started that no submission needs)."""
-    now = time.monotonic()
-    ready = [j for j in queue if j.not_before <= now]
-    if len(ready) < max(1, workers):
-        return None
-    queue.remove(ready[0])
-    return ready[0]
+    return queue.take_if_waiting(time.monotonic(), max(1, workers))
 
 
-def _collect(worker: _Worker, deadline: float, queue: deque[Job] | None = None, workers: int = 1) -> JobResult | None:
+def _collect(worker: _Worker, deadline: float, queue: JobQueue | None = None, workers: int = 1) -> JobResult | None:
     """The worker's job result if it has one now: a reply, a death, or an expired deadline.
     A question for its next job is answered on the way (from `queue`)."""
     job = worker.job

@@ -5,8 +5,11 @@ reading the page sees who is missing from the statistics above it, and why."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import heapq
+import json
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import astuple, dataclass
 
 from ..text import LINE_CHARS, clean_line
 from .discovery import Skipped
@@ -69,3 +72,35 @@ def skipped_entries(skipped: Sequence[Skipped]) -> list[RollEntry]:
         )
         for entry in skipped
     ]
+
+
+class RollSpool:
+    """The roll of a publish that streams the gradebook: each graded student's entry is
+    written to a temporary file as it comes (by student), and read back, merged with the
+    skipped entries, once the page that shows it is written. Nothing per student stays in
+    memory."""
+
+    def __init__(self, skipped: Sequence[Skipped] = ()) -> None:
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed by __exit__
+        self._skipped = skipped
+        self.count = len(skipped)
+
+    def add(self, entry: RollEntry) -> None:
+        self._file.write(json.dumps(astuple(entry)) + "\n")
+        self.count += 1
+
+    def entries(self) -> Iterator[RollEntry]:
+        """Every entry, by student (a skipped entry before a graded one of the same id)."""
+        self._file.seek(0)
+        graded = (RollEntry(*json.loads(line)) for line in self._file)
+        return heapq.merge(skipped_entries(sorted(self._skipped, key=lambda s: s.student)), graded, key=_student)
+
+    def __enter__(self) -> RollSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+
+def _student(entry: RollEntry) -> str:
+    return entry.student

@@ -9,7 +9,7 @@ import re
 import shlex
 import shutil
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +21,8 @@ from ..results import GradeReport
 from ..sandbox.deadline import backstop
 from ..seeding import Seed, draw_seed
 from ..spec import Spec
-from .discovery import Submission, clean_name, discover
+from .classlist import ClassList
+from .discovery import Submission, clean_name
 from .executor import Executor, Job, JobResult
 from .exports import publish
 from .gradebook import ExportContext, Gradebook, GradeKey
@@ -35,6 +36,7 @@ from .summary import ClassSummary, summarize
 from .task import GradeTask, GradingFailed
 
 GRADEBOOK_NAME = "gradebook.sqlite"
+CLASS_LIST_NAME = "class.sqlite"  # in the run's scratch folder (classlist.py)
 # beyond the submission's wall-clock backstop (its limits are CPU time): kernel starts, judging, a busy machine
 DEADLINE_MARGIN_SECONDS = 60.0
 
@@ -94,39 +96,40 @@ def choose_seed(
     return Seed(draw_seed(), "drawn for this class, kept in the gradebook", secret=True)
 
 
+def stale(submission: Submission, stored: GradeKey | None, spec: Spec, seed: int, regrade: bool) -> bool:
+    """Missing, errored, changed, or graded under another spec or seed; all with `regrade`
+    (`stored`: what the stored grade was computed from, Gradebook.stored_key)."""
+    return regrade or stored != GradeKey(submission.file_hash, spec.version, spec.digest, seed)
+
+
 def needs_grading(
-    submissions: list[Submission], stored: dict[str, GradeKey], spec: Spec, seed: int, regrade: bool
+    submissions: list[Submission], stored: Mapping[str, GradeKey], spec: Spec, seed: int, regrade: bool
 ) -> list[Submission]:
-    """Missing, errored, changed, or graded under another spec or seed; all with `regrade`.
-    Notebooks first: they take longest, and starting them early shortens the tail."""
-    todo = [
-        s
-        for s in submissions
-        if regrade or stored.get(s.student) != GradeKey(s.file_hash, spec.version, spec.digest, seed)
-    ]
+    """The stale ones of a class held in memory, in the batch's order: notebooks first
+    (they take longest, and starting them early shortens the tail), then by student. A
+    batch queues the same in its class list (ClassList.submissions(notebooks_first=True))."""
+    todo = [s for s in submissions if stale(s, stored.get(s.student), spec, seed, regrade)]
     return sorted(todo, key=lambda s: (s.path.suffix != ".ipynb", s.student))
 
 
-def chosen_students(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> set[str] | None:
-    """The students `--student` and `--failed-only` ask for (None: no such option). A
+def chosen_students(options: BatchOptions, book: Gradebook, lab: str, found: ClassList) -> Callable[[str], bool] | None:
+    """Whether `--student` and `--failed-only` ask for a student (None: no such option). A
     student that is not in the class folder is a usage error, before anything is graded."""
     if not options.students and not options.failed_only:
         return None
-    found = {s.student for s in submissions}
-    unknown = [s for s in options.students if s not in found]
+    unknown = [s for s in options.students if not found.has(s)]
     if unknown:
-        known = ", ".join(sorted(found)[:10]) + (", ..." if len(found) > 10 else "")
+        shown = found.first_students(11)
+        known = ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else "")
         raise UsageError(
             f"--student {unknown[0]!r}: no submission of that student in {options.folder} "
             f"(students: {known or 'none'}); give the id as in grades.csv"
         )
-    chosen = set(options.students)
-    if options.failed_only:
-        chosen |= set(book.failed_students(lab)) & found
-    return chosen
+    asked = frozenset(options.students)
+    return lambda student: student in asked or (options.failed_only and book.has_failed(lab, student))
 
 
-def record_lateness(options: BatchOptions, book: Gradebook, lab: str, submissions: list[Submission]) -> list[str]:
+def record_lateness(options: BatchOptions, book: Gradebook, lab: str, submissions: Iterable[Submission]) -> list[str]:
     """Each student's lateness under the run's policy, stored; lines for the terminal:
     where the times came from, who has none (not penalised), whom the timestamps file
     misses, and how many were penalised, from which source."""
@@ -223,88 +226,99 @@ def _run_locked(
     scratch: Path,
     executor: Executor,
 ) -> BatchResult:
-    discovery = discover(folder, options.id_pattern)
-    book = Gradebook(options.out / GRADEBOOK_NAME)
+    found = ClassList.find(folder, options.id_pattern, scratch / "class" / CLASS_LIST_NAME)
     try:
-        killed = book.mark_killed()
-        chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
-        seed = chosen_seed.value
-        lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
-        chosen = chosen_students(options, book, spec.lab, discovery.submissions)
-        if chosen is None:
-            todo = needs_grading(discovery.submissions, book.valid_keys(spec.lab), spec, seed, options.regrade)
-        else:  # the students asked for, graded again even when unchanged, with the class's seed
-            todo = needs_grading([s for s in discovery.submissions if s.student in chosen], {}, spec, seed, True)
-        lateness = record_lateness(options, book, spec.lab, discovery.submissions)
+        book = Gradebook(options.out / GRADEBOOK_NAME)
+        try:
+            return _grade_class(options, folder, lab, spec, stream, task, scratch, executor, found, book)
+        finally:
+            book.close()
+    finally:
+        found.close()
+
+
+def _grade_class(
+    options: BatchOptions,
+    folder: Path,
+    lab: Lab,
+    spec: Spec,
+    stream: TextIO,
+    task: Callable[[Path], Any] | None,
+    scratch: Path,
+    executor: Executor,
+    found: ClassList,
+    book: Gradebook,
+) -> BatchResult:
+    """The run itself, the class list and the gradebook open. Nothing per student stays in
+    this process: the queue is read from the class list a page at a time, and a submission
+    is held from the moment its job is handed out until its grade is written."""
+    killed = book.mark_killed()
+    chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
+    seed = chosen_seed.value
+    lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
+    chosen = chosen_students(options, book, spec.lab, found)
+    everyone = found.submissions(notebooks_first=True)
+    if chosen is None:
+        queued = found.enqueue(
+            s for s in everyone if stale(s, book.stored_key(spec.lab, s.student), spec, seed, options.regrade)
+        )
+    else:  # the students asked for, graded again even when unchanged, with the class's seed
+        queued = found.enqueue(s for s in everyone if chosen(s.student))
+    lateness = record_lateness(options, book, spec.lab, found.submissions())
+    total = found.count()
+    skipped, problems, ignored = found.skipped(), found.problems, found.ignored()
+    print(
+        f"abgrade batch: {total} submissions in {options.folder}, {queued} to grade "
+        f"with {executor.where}, seed {seed} ({chosen_seed.source})",
+        file=stream,
+    )
+    for line in lateness:
+        print(line, file=stream)
+    for run_id in killed:
+        print(f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept", file=stream)
+    for problem in problems:
+        print(f"  skipped {problem}", file=stream)
+    for entry in ignored:
+        print(f"  ignored {entry}", file=stream)
+    run_id = book.start_run(spec, seed, executor.workers, folder)
+    in_flight: dict[str, Submission] = {}  # handed out, not yet written: a few per worker
+    deadline = backstop(spec.limits.submission_seconds) + DEADLINE_MARGIN_SECONDS
+    progress = Progress(queued, stream, live=stream.isatty(), limit=deadline)
+
+    def jobs() -> Iterator[Job]:
+        for submission in found.queued():
+            in_flight[submission.student] = submission
+            yield Job(submission.student, submission.path)
+
+    def record(result: JobResult) -> None:
+        submission = in_flight.pop(result.job.key)
+        if isinstance(result.value, GradeReport):
+            book.record_report(run_id, spec, seed, submission, result.value, result.seconds)
+            outcome = f"{result.value.score:g}/{result.value.max_score:g}"
+        else:
+            failed = result.value.reason if isinstance(result.value, GradingFailed) else result.failure
+            reason = clean_name(failed or "no result")
+            book.record_error(run_id, spec, seed, submission, reason, result.seconds, machine=result.machine)
+            outcome = f"not graded: {reason}"
+        progress.finished(submission.student, outcome, result.seconds)
+
+    try:
+        hidden = (folder, options.out.resolve(), found.folder)  # the class list names every student's file
+        task = task or GradeTask(lab.name, spec, chosen_seed, hidden=hidden, temp_root=scratch, lab=lab)
+        executor.run(jobs(), task, deadline, record, progress.tick)
+    except BaseException:
+        progress.close()
+        book.end_run(run_id, "interrupted")
         print(
-            f"abgrade batch: {len(discovery.submissions)} submissions in {options.folder}, {len(todo)} to grade "
-            f"with {executor.where}, seed {seed} ({chosen_seed.source})",
+            f"abgrade batch: interrupted after {progress.done} of {queued}; every finished submission "
+            f"is in the gradebook; {resume_advice(options, seed)}",
             file=stream,
         )
-        for line in lateness:
-            print(line, file=stream)
-        for run_id in killed:
-            print(
-                f"  run {run_id} was killed before it ended (marked killed); its finished grades are kept", file=stream
-            )
-        for problem in discovery.problems:
-            print(f"  skipped {problem}", file=stream)
-        for entry in discovery.ignored:
-            print(f"  ignored {entry}", file=stream)
-        run_id = book.start_run(spec, seed, executor.workers, folder)
-        by_student = {s.student: s for s in todo}
-        deadline = backstop(spec.limits.submission_seconds) + DEADLINE_MARGIN_SECONDS
-        progress = Progress(len(todo), stream, live=stream.isatty(), limit=deadline)
-
-        def record(result: JobResult) -> None:
-            submission = by_student[result.job.key]
-            if isinstance(result.value, GradeReport):
-                book.record_report(run_id, spec, seed, submission, result.value, result.seconds)
-                outcome = f"{result.value.score:g}/{result.value.max_score:g}"
-            else:
-                failed = result.value.reason if isinstance(result.value, GradingFailed) else result.failure
-                reason = clean_name(failed or "no result")
-                book.record_error(run_id, spec, seed, submission, reason, result.seconds, machine=result.machine)
-                outcome = f"not graded: {reason}"
-            progress.finished(submission.student, outcome, result.seconds)
-
-        try:
-            task = task or GradeTask(
-                lab.name, spec, chosen_seed, hidden=(folder, options.out.resolve()), temp_root=scratch, lab=lab
-            )
-            executor.run([Job(s.student, s.path) for s in todo], task, deadline, record, progress.tick)
-        except BaseException:
-            progress.close()
-            book.end_run(run_id, "interrupted")
-            print(
-                f"abgrade batch: interrupted after {progress.done} of {len(todo)}; every finished submission "
-                f"is in the gradebook; {resume_advice(options, seed)}",
-                file=stream,
-            )
-            raise
-        progress.close()
-        book.end_run(run_id, "complete")
-        context = ExportContext(
-            tuple(s.student for s in discovery.submissions),
-            {s.student: s.name for s in discovery.submissions},
-            tuple(discovery.skipped),
-            options.show_hidden,
-        )
-        book.save_export_context(spec.lab, context)
-        published = publish(book, spec.lab, options.out, lab.bug_hints)  # one student at a time
-        summary = published.summary if published else summarize(spec.lab, [])
-        insights = published.insights if published else class_insights([], lab.bug_hints)
-        return BatchResult(
-            run_id,
-            seed,
-            len(discovery.submissions),
-            len(todo),
-            summary,
-            discovery.problems,
-            discovery.ignored,
-            killed,
-            insights,
-            chosen_seed.source,
-        )
-    finally:
-        book.close()
+        raise
+    progress.close()
+    book.end_run(run_id, "complete")
+    book.save_export_context(spec.lab, ExportContext(tuple(skipped), options.show_hidden), found.names())
+    published = publish(book, spec.lab, options.out, lab.bug_hints)  # one student at a time
+    summary = published.summary if published else summarize(spec.lab, [])
+    insights = published.insights if published else class_insights([], lab.bug_hints)
+    return BatchResult(run_id, seed, total, queued, summary, problems, ignored, killed, insights, chosen_seed.source)
