@@ -22,7 +22,7 @@ import pytest
 
 from grader.batch.classlist import ClassList
 from grader.batch.discovery import Submission, compile_id_pattern, discover
-from grader.batch.executor import Job
+from grader.batch.executor import Job, JobQueue
 from grader.batch.gradebook import ExportContext, Gradebook
 from grader.batch.runner import BatchOptions, run_batch
 from grader.labs import get_lab
@@ -173,3 +173,25 @@ def test_no_student_reads_the_class_list(tmp_path, tree_spec):
         book.close()
     assert grade.report is not None, grade.error
     assert grade.report.score == grade.report.max_score, [t.output for t in grade.report.tests if not t.passed]
+
+
+def test_the_job_queue_looks_ahead_no_further_than_it_is_asked():
+    """A grader process that asks for its next job ahead gets one only while at least as
+    many wait as there are workers; the queue reads that many from the class, not all of it,
+    and a job given back is next in line."""
+    read: list[str] = []
+
+    def jobs():
+        for name in ("a", "b", "c", "d"):
+            read.append(name)
+            yield Job(name, Path(name))
+
+    queue = JobQueue(jobs())
+    assert queue and read == ["a"]
+    assert queue.take_if_waiting(0.0, 2).key == "a" and read == ["a", "b"]
+    assert queue.take(0.0).key == "b"
+    taken = queue.take_if_waiting(0.0, 2)
+    assert taken is not None and taken.key == "c" and read == ["a", "b", "c", "d"]
+    assert queue.take_if_waiting(0.0, 2) is None  # one waits, for two workers: none ahead
+    queue.give_back(taken)
+    assert [queue.take(0.0).key, queue.take(0.0).key] == ["c", "d"] and not queue
