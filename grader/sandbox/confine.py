@@ -5,8 +5,9 @@ SOURCE+"main(sys.argv[1:])" PLAN COMMAND...` in front of a notebook kernel). `co
 1. file system (only inside a fresh mount namespace, `plan["namespace"]`): cover the
    grader, the specs and other submissions with empty tmpfs mounts, give the process a
    private, size-capped `/tmp` and `/dev/shm`, keep its work folders writable and the
-   Python it runs on readable (also when it lives in a closed folder such as root's home:
-   the folders in between are replaced by tmpfs mounts that hold only the way to it),
+   Python it runs on readable (also when they live in closed folders, such as root's home
+   or a batch's 0700 run folder under a TMPDIR outside /tmp: the folders in between are
+   replaced by tmpfs mounts that hold only the way to them),
    make `/proc/sys` and everything else read-only;
 2. privileges: drop every capability (bounding set, ambient, effective, permitted), switch
    to the grading's unprivileged uid and gid (`plan["uid"]`, when the grader is root), set
@@ -90,8 +91,9 @@ def isolate(plan, libc):
         kept[path] = (fd, os.fstat(fd))
     covers = [(folder, b"mode=0755,size=64k") for folder in plan["hidden"]]
     covers += [(folder, b"mode=1777,size=%dm" % plan["tmp_mb"]) for folder in ("/tmp", "/dev/shm")]
-    if plan.get("uid") is not None:
-        covers += [(folder, b"mode=0755,size=64k") for folder in closed_ancestors(readable)]
+    if plan.get("uid") is not None:  # the way to what it may read and to its work folders
+        # (a batch keeps them in a 0700 folder per run and per job, wherever TMPDIR is)
+        covers += [(folder, b"mode=0755,size=64k") for folder in closed_ancestors(readable + writable)]
     for folder, options in covers:
         if os.path.isdir(folder):
             mount(b"abgrade", folder, b"tmpfs", MS_NOSUID | MS_NODEV, options, 112)
