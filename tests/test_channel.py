@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grader.grading import grade_submission
 from grader.labs import get_lab
@@ -155,10 +156,19 @@ def test_a_64_mib_line_of_brackets_is_measured_exactly():
     assert not json_depth_exceeds(b"[" + b'"a",' * (MAX_LINE_BYTES // 4 - 1) + b"1]")
 
 
-def _grade(name: str, tmp_path: Path) -> GradeReport:
-    path = tmp_path / name
+def _grade(name: str, tmp_path: Path, cases: int | None = None) -> GradeReport:
+    """Grade a hostile fixture on the tight spec, or on its first `cases` cases only (a spec
+    written beside the submission's folder, not in it)."""
+    path = tmp_path / "submission" / name
+    path.parent.mkdir()
     path.write_text((HOSTILE / name).read_text())
-    return grade_submission(path, get_lab("tree"), load_spec(TIGHT), seed=1)
+    spec = TIGHT
+    if cases is not None:
+        raw = yaml.safe_load(TIGHT.read_text())
+        raw["cases"] = raw["cases"][:cases]
+        spec = tmp_path / "tight_first_cases.yaml"
+        spec.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return grade_submission(path, get_lab("tree"), load_spec(spec), seed=1)
 
 
 def _failed_outputs(report) -> str:
@@ -171,11 +181,13 @@ def test_a_submission_that_stops_reading_costs_its_time_limit_only(tmp_path):
     """Where the student runs as the grader's own user it can fill its request pipe and
     the grader's write deadline ends it; where it runs as its own uid (a root grader) it
     can't even get a write end to that pipe. Either way it sleeps, using no CPU time, so
-    the wall-clock backstop of the case limit stops it, and the message says so."""
+    the wall-clock backstop of the case limit stops it, and the message says so. One case:
+    it sleeps in every case, and each would cost one more backstop of the test's time."""
     from grader.sandbox.identity import grader_is_root
 
-    report = _grade("stops_reading.py", tmp_path)
+    report = _grade("stops_reading.py", tmp_path, cases=1)
     assert report.tests[0].passed  # it loads
+    assert {t.case for t in report.tests if t.case} == {"seed"}
     if grader_is_root():
         assert "REFUSED reopening the request pipe" in report.student_output
     else:

@@ -83,12 +83,13 @@ def test_a_classic_bug_is_named_with_its_hint(lab: Path, fixture: str, bug: str)
 
 @pytest.fixture(scope="module")
 def short_limits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The examples' specs with a 2 s case limit, for submissions that hang."""
+    """The examples' specs with a 1 s case limit, for submissions that hang: a request that
+    sleeps is stopped by the limit's wall-clock backstop, 15 s instead of the spec's 60 s."""
     folder = tmp_path_factory.mktemp("short")
     specs = {}
     for lab in (NIM, CATMOUSE):
         raw = yaml.safe_load((lab / "spec.yaml").read_text())
-        raw["limits"] = {"case_seconds": 2, "submission_seconds": 60}
+        raw["limits"] = {"case_seconds": 1, "submission_seconds": 60}
         specs[lab.name] = folder / f"{lab.name}.yaml"
         specs[lab.name].write_text(yaml.safe_dump(raw, sort_keys=False))
     return specs
@@ -109,10 +110,15 @@ def test_a_hostile_nim_submission_is_contained(tmp_path: Path, short_limits: dic
     assert "no reference:" in report.student_output and "folder visible: False" in report.student_output
     load = next(t for t in report.tests if t.kind == "load")
     assert load.passed
-    hung = [t for t in report.tests if t.case == "min-to-move"]
-    # it sleeps: the case's wall-clock backstop stops it, and the message names that limit
-    assert hung and all(not t.passed and "backstop" in t.output and "2 s of CPU time" in t.output for t in hung)
-    assert not next(t for t in report.tests if t.kind == "limits").passed
+    # it sleeps in min-to-move's search: the case's wall-clock backstop stops that request,
+    # the message names that limit, and the next request (the case's bounds) runs as usual
+    hung = [t for t in report.tests if t.case == "min-to-move" and t.kind != "bounds"]
+    assert {t.kind for t in hung} == {"value", "nodes", "pruned"}
+    assert all(not t.passed and "backstop" in t.output and "1 s of CPU time" in t.output for t in hung)
+    bounds = next(t for t in report.tests if t.case == "min-to-move" and t.kind == "bounds")
+    assert "not judged:" not in bounds.output, bounds.output
+    limits = next(t for t in report.tests if t.kind == "limits")
+    assert not limits.passed and "1 request(s) ran into a limit" in limits.output, limits.output
     # the tampered utility (always 1) was put back: one-heap-of-five's value is right
     assert next(t for t in report.tests if t.name == "one-heap-of-five: value").passed
     assert all(not t.passed for t in report.tests if t.kind in ("nodes", "pruned"))
