@@ -62,14 +62,17 @@ def abgrade(*args: object, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def comparable(results: dict, printed: str) -> tuple[float, str, str]:
-    """The score, the test list and the whole rest of a results.json but its time, and
-    what the command printed: every output of a grading, to compare byte for byte."""
+def comparable(results: dict, printed: str | None = None) -> tuple:
+    """The score and the test list of a results.json; given what the command `printed`,
+    also the whole rest of results.json but its time, and that: every output of a grading,
+    to compare byte for byte."""
+    if printed is None:
+        return results["score"], json.dumps(results["tests"], sort_keys=True)
     rest = {key: value for key, value in results.items() if key not in ("execution_time", "tests")}
     return results["score"], json.dumps(results["tests"], sort_keys=True), json.dumps(rest, sort_keys=True) + printed
 
 
-def graded_runs(tmp_path: Path, lab: str, submission: Path, runs: int) -> list[tuple[float, str, str]]:
+def graded_runs(tmp_path: Path, lab: str, submission: Path, runs: int) -> list[tuple]:
     seen = []
     spec = spec_options(lab, tmp_path)
     for run in range(runs):
