@@ -14,6 +14,8 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -325,3 +327,39 @@ def _given_back(uid: int) -> bool:
         return processes_of(uid) == []
     finally:
         os.close(fd)
+
+
+STOP_IN_A_CALLBACK = """
+import gc, os, signal, sys, weakref
+from grader.batch import pool
+
+signal.signal(signal.SIGTERM, pool._stop)
+sys.unraisablehook = pool._stop_again_if_swallowed
+
+class Thing:
+    pass
+
+def callback(_):
+    os.kill(os.getpid(), signal.SIGTERM)  # the stop lands in here, where it can't be raised
+    for _ in range(1000):
+        pass
+
+thing = Thing()
+ref = weakref.ref(thing, callback)
+try:
+    del thing
+    gc.collect()
+    for _ in range(10**6):
+        pass
+    print("NOT STOPPED")
+except pool.Stopped:
+    print("STOPPED IN THE GRADING'S CODE")
+"""
+
+
+def test_a_stop_that_lands_in_a_weakref_callback_is_asked_again_not_printed_and_lost():
+    """SIGTERM's Stopped raised inside a weakref callback is "unraisable": Python printed a
+    traceback on the batch's stderr and dropped it, and the grader process graded on."""
+    done = subprocess.run([sys.executable, "-c", STOP_IN_A_CALLBACK], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "STOPPED IN THE GRADING'S CODE", done.stdout + done.stderr
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -21,6 +21,7 @@ import multiprocessing.util
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -52,12 +53,15 @@ def serve(connection: Connection, task: Callable[[Path], Any]) -> None:
     die_with_grader()
     signal.signal(signal.SIGINT, _ignore_interrupt)
     signal.signal(signal.SIGTERM, _stop)
+    sys.unraisablehook = _stop_again_if_swallowed
     try:
         _serve(connection, task)
     except Stopped:
         pass
     finally:
-        signal.signal(signal.SIGTERM, _ignore_interrupt)  # nothing may interrupt the cleanup
+        signal.signal(signal.SIGTERM, _ignore_interrupt)  # nothing may interrupt the cleanup,
+        signal.setitimer(signal.ITIMER_REAL, 0)  # nor a stop asked again (_stop_again_if_swallowed)
+        signal.signal(signal.SIGALRM, _ignore_interrupt)
         close = getattr(task, "close", None)
         if close is not None:
             close()
@@ -126,6 +130,19 @@ def _stop(signum: int, frame: object) -> None:
     _stopping = True
     signal.signal(signal.SIGTERM, _ignore_interrupt)  # once: the unwinding must not be cut short
     raise Stopped
+
+
+def _stop_again_if_swallowed(unraisable: Any) -> None:
+    """A Stopped that landed where Python can't raise it (a weakref callback, a __del__)
+    would be printed as "Exception ignored" and lost, leaving the job running: the stop is
+    asked again instead, silently, by a timer's SIGALRM a moment later, once this callback
+    is over (a signal raised here would have its handler run at once, still inside it; a
+    grader process uses no other alarm)."""
+    if isinstance(unraisable.exc_value, Stopped):
+        signal.signal(signal.SIGALRM, _stop)
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _ignore_interrupt(signum: int, frame: object) -> None:
