@@ -84,7 +84,8 @@ class JobQueue:
 
     def take(self, now: float) -> Job | None:
         """The next job that may start at `now`, or None."""
-        for waiting in (self._front, self._retries) if self._read(1) else (self._retries,):
+        self._read(1)
+        for waiting in (self._front, self._retries):
             for job in waiting:
                 if job.not_before <= now:
                     waiting.remove(job)
