@@ -30,8 +30,8 @@ SCHEMA_VERSION = "7"  # 2: runs may be `killed` and record their pid; errors say
 # 5: what the last run's exports were made of besides the grades (`exports`), so that an
 #    override rewrites them at once, exactly as a batch would
 # 6: what was published to an LMS (`publications`, only appended to)
-# (6 too: `export_students`, the students of the last run's exports, a table of their own
-#  rather than in the `exports` JSON, moved there on opening; see _move_export_students)
+# 7: `export_students`, the students of the last run's exports, a table of their own
+#    rather than a list in the `exports` JSON (moved there by _migrate_from_6)
 
 _RUNS_TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,
