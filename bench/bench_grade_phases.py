@@ -67,6 +67,8 @@ def note_spawn(module):
 PATCHES = {
     "grader.sandbox.worker": note_spawn,
     "grader.sandbox.opening": lambda m: timed(m, "open_session", "open the sandbox (uid, folder, worker spawned)"),
+    "grader.commands.grade_early": lambda m: timed(m, "start", "open the sandbox (uid, folder, worker spawned)"),
+    "grader.commands.grade": lambda m: timed(m, "load_lab", "load the lab and its spec (its imports too)"),
     "grader.sandbox.session": wrap_session,
     "grader.labs.kit.base": lambda m: timed(m.Lab, "plans", "plan the cases"),
     "grader.grading": lambda m: timed(m.Pending, "result", "wait for the judging thread"),
@@ -109,12 +111,10 @@ class Hook:
         return spec
 
 from grader.cli import main
-import grader.commands.grade as grade_command
 lap("start-up: the CLI's imports", started)
 for name, patch in PATCHES.items():
     if name in sys.modules:
         patch(sys.modules[name])
-timed(grade_command, "load_lab", "load the lab and its spec (its imports too)")
 sys.meta_path.insert(0, Hook)
 since = (time.perf_counter(), time.process_time())
 with contextlib.redirect_stdout(io.StringIO()):
