@@ -141,3 +141,27 @@ def test_a_command_line_refused_after_the_head_start_leaves_nothing_behind(
     # the worker's command line names its work folder, which was made under `temporary`
     assert _running_with(str(temporary)) == []
     assert [p.name for p in temporary.iterdir() if p.name.startswith("abgrade-")] == []
+
+
+def test_a_session_whose_worker_cannot_start_leaves_no_folder_or_uid(tmp_path: Path, monkeypatch) -> None:
+    """The head start swallows an opening's error (grade opens again and reports it): the
+    session that failed half-way must not keep its work folder or its leased uid."""
+    import tempfile
+
+    from grader.sandbox.session import PythonSession
+
+    made: list[PythonSession] = []
+
+    def refused(self: PythonSession) -> None:
+        made.append(self)
+        raise OSError("no more processes")
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setattr(PythonSession, "_start_worker", refused)
+    grade_early.start(["grade", TREE, "--lab", "tree"])
+    assert grade_early._EARLY is None and len(made) == 1
+    assert list(folder.iterdir()) == []
+    identity = made[0].identity
+    assert identity is None or identity._lease_fd is None  # released (None: not root, nothing leased)

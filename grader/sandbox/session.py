@@ -178,9 +178,14 @@ class Session:
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
-        self.isolation: Isolation = detect_isolation()
-        # the student's own unprivileged uid for this grading (None when the grader isn't root)
-        self.identity: StudentIdentity | None = lease()
+        self.identity: StudentIdentity | None = None
+        try:
+            self.isolation: Isolation = detect_isolation()
+            # the student's own unprivileged uid for this grading (None when the grader isn't root)
+            self.identity = lease()
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
@@ -348,9 +353,13 @@ class PythonSession(Session):
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         super().__init__(submission, hidden)
         self.copy = self.workdir / submission.name
-        shutil.copyfile(submission, self.copy)
-        hand_over(self.workdir, self.identity)
-        self._early = self._start_worker()
+        try:
+            shutil.copyfile(submission, self.copy)
+            hand_over(self.workdir, self.identity)
+            self._early = self._start_worker()
+        except BaseException:
+            self._clean_up()  # a session that never opened leaves no folder or leased uid behind
+            raise
 
     def _start_worker(self) -> Worker:
         uid = self.identity.uid if self.identity is not None else None
