@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     one that no grade took is closed here, however the command ends."""
     from .commands import grade_early
 
-    grade_early.start(sys.argv[1:] if argv is None else list(argv))
     try:
+        grade_early.start(sys.argv[1:] if argv is None else list(argv))
         code = _run(argv)
         sys.stdout.flush()  # a pipe closed early shows here, not at interpreter exit
         return code
