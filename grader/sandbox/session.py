@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..observations import sanitize_error
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
 from . import worker_zygote
@@ -141,6 +140,8 @@ FORGED = "a reply on the private channel was not the observer's (was the channel
 
 def load_reply(reply: dict | WorkerFailure, nonce: str) -> LoadObservation:
     """The observer's first message, as a LoadObservation."""
+    from ..observations import sanitize_error  # after the worker's spawn: not in front of it
+
     if isinstance(reply, WorkerFailure):
         return LoadObservation(failure=reply)
     if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
