@@ -5,6 +5,7 @@ argparse then reads; a session no grade takes leaves no process, folder or uid b
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -166,3 +167,21 @@ def test_a_session_whose_worker_cannot_start_leaves_no_folder_or_uid(tmp_path: P
     assert list(folder.iterdir()) == []
     identity = made[0].identity
     assert identity is None or identity._lease_fd is None  # released (None: not root, nothing leased)
+
+
+def test_the_head_start_knows_every_option_of_grade_and_whether_it_takes_a_value() -> None:
+    """An option added to `grade` and not here would quietly cost every grade its head start
+    (a flag read as taking a value: the wrong word taken for the submission, then refused
+    by `take`)."""
+    from grader.cli import build_parser
+
+    parser = build_parser(only="grade")
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {
+        option: action.nargs != 0
+        for action in commands.choices["grade"]._actions
+        for option in action.option_strings
+        if option not in ("-h", "--help")
+    }
+    assert {o for o, valued in options.items() if valued} == grade_early._VALUED
+    assert {o for o, valued in options.items() if not valued} == grade_early._FLAGS
