@@ -5,7 +5,8 @@ grader's own CPU time, `time.process_time`); medians over the runs. Phases that 
 the student's process are marked: its start-up runs while the grader loads the lab. The
 modules `grade` imports inside main() (most of them lazily, only when the run needs them)
 are timed as they load, before and after the worker's spawn; that time is also part of
-the phase that imported them.
+the phase that imported them (a plain grade of a `.py` opens the sandbox before the CLI's
+own imports, commands/grade_early.py: that phase includes the sandbox's imports).
 With `--importtime`, one more run under `python -X importtime` lists the modules that
 took longest to import (their own time, summed over their subtree).
 
@@ -67,6 +68,8 @@ def note_spawn(module):
 PATCHES = {
     "grader.sandbox.worker": note_spawn,
     "grader.sandbox.opening": lambda m: timed(m, "open_session", "open the sandbox (uid, folder, worker spawned)"),
+    "grader.commands.grade_early": lambda m: timed(m, "start", "open the sandbox before the CLI (its imports too)"),
+    "grader.commands.grade": lambda m: timed(m, "load_lab", "load the lab and its spec (its imports too)"),
     "grader.sandbox.session": wrap_session,
     "grader.labs.kit.base": lambda m: timed(m.Lab, "plans", "plan the cases"),
     "grader.grading": lambda m: timed(m.Pending, "result", "wait for the judging thread"),
@@ -109,12 +112,10 @@ class Hook:
         return spec
 
 from grader.cli import main
-import grader.commands.grade as grade_command
 lap("start-up: the CLI's imports", started)
 for name, patch in PATCHES.items():
     if name in sys.modules:
         patch(sys.modules[name])
-timed(grade_command, "load_lab", "load the lab and its spec (its imports too)")
 sys.meta_path.insert(0, Hook)
 since = (time.perf_counter(), time.process_time())
 with contextlib.redirect_stdout(io.StringIO()):

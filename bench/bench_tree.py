@@ -12,9 +12,12 @@ under 1 s.
 `--python PATH` adds the same grade and the two starts run by another interpreter, e.g.
 a venv's where abgrade was installed with a plain `pip install .` (not editable: an
 editable install's import hook makes every start of that venv's Python slower, the
-floor's included), with `-I` so that this checkout is not on its path.
+floor's included), with `-I` so that this checkout is not on its path. `--base DIR` adds the same grade by
+the code in DIR (another commit, unpacked with `git archive COMMIT | tar -x -C DIR`), run
+by the same interpreter from DIR, whose `grader` then comes first on the path: a change
+measured against the code before it, in the same rounds.
 
-    python bench/bench_tree.py [--rounds 11] [--python PATH] [SUBMISSION]
+    python bench/bench_tree.py [--rounds 11] [--python PATH] [--base DIR] [SUBMISSION]
 """
 
 from __future__ import annotations
@@ -23,8 +26,11 @@ import argparse
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from math import inf
 from pathlib import Path
 
@@ -81,6 +87,7 @@ def main() -> None:
     parser.add_argument("submission", nargs="?", default=str(HERE.parent / "reference" / "solutions" / "tree.py"))
     parser.add_argument("--rounds", "--runs", type=int, default=11)
     parser.add_argument("--python", help="another interpreter with abgrade installed: its grade and two starts too")
+    parser.add_argument("--base", type=Path, help="a folder with another commit's code: its grade too")
     args = parser.parse_args()
     plans = get_lab("tree").plans(load_spec(spec_path("tree")), SEED)
     requests = [p.request for p in plans]
@@ -108,6 +115,8 @@ def main() -> None:
         other_start = [args.python, "-I", "-c", "pass"]
         contenders["other two starts"] = lambda: run(other_start)[0] + run(other_start)[0]
         contenders["other graded"] = timer([args.python, "-I", *grade])
+    if args.base:
+        contenders["base graded"] = _timer_in(args.base.resolve(), [sys.executable, *grade])
     times = interleave(contenders, args.rounds)
     for path in folder.iterdir():
         path.unlink()
@@ -130,6 +139,28 @@ def main() -> None:
         print(f"  abgrade grade (-I)        {spread(other, ' ms', 1000, 0)}")
         print(f"  graded / two starts       {spread(ratios(other, times['other two starts']), 'x')}")
         print(f"  graded / pytest above     {spread(ratios(other, times['pytest']), 'x')}")
+    if args.base:
+        base = times["base graded"]
+        print(f"  {args.base}:")
+        print(f"  abgrade grade (base)      {spread(base, ' ms', 1000, 0)}")
+        print(f"  graded / base             {spread(ratios(graded, base), 'x')}   (this checkout's over the base's)")
+        print(f"  base / two starts         {spread(ratios(base, times['two starts']), 'x')}")
+        print(f"  base / pytest             {spread(ratios(base, times['pytest']), 'x')}")
+
+
+def _timer_in(folder: Path, command: list[str]) -> Callable[[], float]:
+    """A contender: one run of `command` from `folder` (its `grader` package first on the
+    path), its wall seconds; stops the benchmark on a crash, as rounds.run does."""
+
+    def measure() -> float:
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, cwd=folder, env=ENV, check=False)
+        seconds = time.perf_counter() - start
+        if done.returncode not in (0, 1) or "Traceback" in done.stderr:
+            sys.exit(f"{' '.join(command[:4])} ... failed in {folder}:\n{done.stderr}")
+        return seconds
+
+    return measure
 
 
 LOAD_BEFORE = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -1,20 +1,20 @@
 """The `abgrade` command (also `python -m grader`). Each sub-command lives in
 `grader/commands/`. Exit codes: 0 when every visible test passes, 1 when one fails,
 2 on a usage or spec error, 3 when the machine could not start a student process (after
-retries; not the submission's fault)."""
+retries; not the submission's fault).
+
+This module imports almost nothing at its top: `main` first gives a plain `grade` of a
+`.py` its student's worker (commands/grade_early.py), then imports argparse and the
+commands, so that the worker's start-up overlaps them."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from .commands import register_all
-from .commands.common import EXIT_MACHINE, EXIT_USAGE, MACHINE_ERRORS, UsageError
-from .commands.examples import add_examples
-from .spec import SpecError
-from .text import clean_line
-from .version import abgrade_version
+if TYPE_CHECKING:
+    import argparse
 
 # what a shell reports for a writer killed by SIGPIPE (`yes | head`): the reader left early
 EXIT_CLOSED_PIPE = 128 + 13
@@ -23,37 +23,59 @@ EXIT_CLOSED_PIPE = 128 + 13
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Every command and its options, with examples in each `--help`; only the command
     `only` when the command line names one (importing every command costs a grade's start)."""
+    import argparse
+
+    from .commands import register_all
+    from .commands.examples import add_examples
+
     parser = argparse.ArgumentParser(prog="abgrade", description="Grade alpha-beta pruning labs exactly.")
-    parser.add_argument("--version", action=_ShowVersion)
+    parser.add_argument(
+        "--version", action=_show_version(), dest=argparse.SUPPRESS, nargs=0, help="show abgrade's version and exit"
+    )
     register_all(parser.add_subparsers(metavar="COMMAND"), only=only)
     add_examples(parser)
     return parser
 
 
-class _ShowVersion(argparse.Action):
-    """`--version`: the version is looked up only when asked for (not on every start)."""
+def _show_version() -> type[argparse.Action]:
+    """`--version`'s action: the version is looked up only when asked for (not on every
+    start); a class made here, as argparse is imported only once a parser is built."""
+    import argparse
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help="show abgrade's version and exit")
+    class ShowVersion(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+            from .version import abgrade_version
 
-    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        parser._print_message(f"abgrade {abgrade_version()}\n", sys.stdout)
-        parser.exit()
+            parser._print_message(f"abgrade {abgrade_version()}\n", sys.stdout)
+            parser.exit()
+
+    return ShowVersion
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; a reader that closes our output early (`abgrade ... | head`) ends
-    it quietly, without a traceback, whatever the command was doing."""
+    it quietly, without a traceback, whatever the command was doing. A plain grade of a
+    `.py` spawns its student's worker before anything else is imported (grade_early.py);
+    one that no grade took is closed here, however the command ends."""
+    from .commands import grade_early
+
     try:
+        grade_early.start(sys.argv[1:] if argv is None else list(argv))
         code = _run(argv)
         sys.stdout.flush()  # a pipe closed early shows here, not at interpreter exit
         return code
     except BrokenPipeError:
         _silence_closed_streams()
         return EXIT_CLOSED_PIPE
+    finally:
+        grade_early.discard()
 
 
 def _run(argv: list[str] | None) -> int:
+    from .commands.common import EXIT_MACHINE, EXIT_USAGE, MACHINE_ERRORS, UsageError
+    from .spec import SpecError
+    from .text import clean_line
+
     words = sys.argv[1:] if argv is None else argv
     parser = build_parser(only=words[0] if words else None)
     args = parser.parse_args(argv)

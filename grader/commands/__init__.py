@@ -3,8 +3,11 @@ command means adding a module here and its name to COMMANDS."""
 
 from __future__ import annotations
 
-import argparse
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # argparse only once a parser is built: grade_early.py runs before it
+    import argparse
 
 COMMANDS = (
     "grade",

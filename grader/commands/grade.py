@@ -45,21 +45,22 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sandbox.opening import open_session
+    from . import grade_early
 
-    check_submission_path(args.submission)
-    check_output_file(args.json, "--json")
-    check_output_file(args.html, "--html")
-    # start the student's worker first: its start-up overlaps loading the lab and the spec
-    # (walled off from a lab folder's files, known from the path alone)
-    early = (
-        open_session(args.submission, private_dirs(args.lab))
-        if args.submission.suffix == ".py" and args.submission.is_file()
-        else None
-    )
-    if early is not None:
-        early.cleanup_in_background = True  # the folder and the uid go while the report prints
+    # the student's worker first: its start-up overlaps loading the lab and the spec (walled
+    # off from a lab folder's files, known from the path alone); `main` may have spawned it
+    # already, before the CLI's own imports (grade_early.py)
+    early = grade_early.take(args.submission, args.lab)
     try:
+        check_submission_path(args.submission)
+        check_output_file(args.json, "--json")
+        check_output_file(args.html, "--html")
+        if early is None and args.submission.suffix == ".py" and args.submission.is_file():
+            from ..sandbox.opening import open_session
+
+            early = open_session(args.submission, private_dirs(args.lab))
+        if early is not None:
+            early.cleanup_in_background = True  # the folder and the uid go while the report prints
         report = _graded(args, early)
         _print_report(args, report)
     finally:

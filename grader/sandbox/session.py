@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..observations import sanitize_error
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
 from . import worker_zygote
@@ -141,6 +140,8 @@ FORGED = "a reply on the private channel was not the observer's (was the channel
 
 def load_reply(reply: dict | WorkerFailure, nonce: str) -> LoadObservation:
     """The observer's first message, as a LoadObservation."""
+    from ..observations import sanitize_error  # after the worker's spawn: not in front of it
+
     if isinstance(reply, WorkerFailure):
         return LoadObservation(failure=reply)
     if reply.get("op") != "loaded" or reply.get("nonce") != nonce:
@@ -178,9 +179,14 @@ class Session:
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
-        self.isolation: Isolation = detect_isolation()
-        # the student's own unprivileged uid for this grading (None when the grader isn't root)
-        self.identity: StudentIdentity | None = lease()
+        self.identity: StudentIdentity | None = None
+        try:
+            self.isolation: Isolation = detect_isolation()
+            # the student's own unprivileged uid for this grading (None when the grader isn't root)
+            self.identity = lease()
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
@@ -348,9 +354,13 @@ class PythonSession(Session):
     def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
         super().__init__(submission, hidden)
         self.copy = self.workdir / submission.name
-        shutil.copyfile(submission, self.copy)
-        hand_over(self.workdir, self.identity)
-        self._early = self._start_worker()
+        try:
+            shutil.copyfile(submission, self.copy)
+            hand_over(self.workdir, self.identity)
+            self._early = self._start_worker()
+        except BaseException:
+            self._clean_up()  # a session that never opened leaves no folder or leased uid behind
+            raise
 
     def _start_worker(self) -> Worker:
         uid = self.identity.uid if self.identity is not None else None
