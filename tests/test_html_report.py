@@ -469,7 +469,8 @@ def run_browser(binary: str, profile: Path, *args: str) -> subprocess.CompletedP
         env={**os.environ, "TMPDIR": short},
     )
     try:
-        out, err = process.communicate(timeout=60)
+        # a backstop for a hung browser, not a speed check: at load 60 a dump took over 60 s
+        out, err = process.communicate(timeout=240)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
