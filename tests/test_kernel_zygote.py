@@ -242,3 +242,27 @@ def test_a_fork_inherits_nothing_of_the_gradings_before_it(tmp_path, monkeypatch
         # kernel folder, so each fork knows it: it belongs to no earlier grading
         earlier |= (own | {folder.name}) - {socket_folder.base_folder().name}
     assert len(spawned) >= 3, kernel_zygote.note()
+
+
+def test_a_forked_kernel_starts_with_the_zygotes_imports_frozen_and_collects_its_own_garbage(tmp_path):
+    """The zygote froze its imports before forking (zygote_process.py: a fork's collections
+    never walk, and copy, the zygote's pages); the student's own objects are still
+    collected as in any kernel."""
+    identity = lease()
+    assert identity is not None
+    code = (
+        "import gc\n"
+        "class Cycle:\n"
+        "    pass\n"
+        "a, b = Cycle(), Cycle()\n"
+        "a.other, b.other = b, a\n"
+        "del a, b\n"
+        "print('FROZEN', gc.get_freeze_count() > 1000, 'COLLECTED', gc.collect() >= 2)\n"
+    )
+    worker = _kernel(tmp_path, "frozen", [code], identity)
+    try:
+        assert _forked(worker), kernel_zygote.note()
+        assert "FROZEN True COLLECTED True" in _printed(worker), _printed(worker)
+    finally:
+        worker.close()
+        identity.release()
