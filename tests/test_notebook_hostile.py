@@ -285,10 +285,14 @@ def test_another_kernel_and_a_stranger_cannot_take_a_graders_observer_socket(tmp
         seen: dict[str, bytes] = {}
 
         def stranger() -> None:
-            while not socket_path.exists():
-                time.sleep(0.005)
-            peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            peer.connect(str(socket_path))
+            while True:  # the file is there a moment before the grader listens on it
+                peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    peer.connect(str(socket_path))
+                    break
+                except OSError:  # not there yet, or not listening yet
+                    peer.close()
+                    time.sleep(0.005)
             peer.sendall(b"0" * 32 + b"\n")
             peer.settimeout(5)
             seen["stranger"] = peer.recv(100)
