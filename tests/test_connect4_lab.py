@@ -275,6 +275,9 @@ def test_every_accepted_search_s_own_cache_passes_and_one_entry_dropped_with_its
     verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
     assert not verdict.passed and "that search stores is not there" in verdict.message, verdict.message
     assert "the accepted search" in verdict.message
+    calls[0] = ("evaluate", {"cache": dict(cold, size="many"), "expansions": search.counts[0]}, State, limit)
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert not verdict.passed and "was it tampered with?" in verdict.message, verdict.message
 
 
 def test_a_cache_judge_refuses_entries_deeper_than_the_search_and_stops_at_its_budget():

@@ -91,9 +91,15 @@ def judge_cache(
     student's match: the report is the student's process's word, and one with its wrong
     entries left out and its size lowered held only sound entries. A cache that is an
     accepted search's is sound without the reference's proofs."""
-    counts = reported_counts(calls) if searches is not None else None
-    if searches is None or counts is None:
-        return sound_cache(calls, bugs)
+    if searches is None or len(calls) != 2 or not all(readable(call) for _text, call, _State, _limit in calls):
+        return sound_cache(calls, bugs)  # says what is wrong with a call that failed or a cache that isn't a dict
+    counts = reported_counts(calls)
+    if counts is None:  # the observer sends whole numbers: anything else would dodge the rule below
+        return Verdict.fail(
+            f"After {calls[0][0]}, the size of gCache or the count of next_states calls is not a whole number: "
+            "the report is not the grader's observer's (was it tampered with?).",
+            bugs,
+        )
     reports = [cast(dict, call["cache"]) for _text, call, _State, _limit in calls]
     for name, accepted, search in searches():
         if not accepted:
@@ -137,17 +143,18 @@ def judge_cache(
     return at(State, Verdict.fail(said + f"\nThe position:{drawn(State)}", bugs))
 
 
+def readable(call: dict) -> bool:
+    """The call ran and reported a dict's cache (its size not None)."""
+    report = call.get("cache")
+    return not failed(call) and isinstance(report, dict) and report.get("size") is not None
+
+
 def reported_counts(calls: list[tuple[str, dict, tuple, int]]) -> tuple[int, int] | None:
-    """The next_states counts of the cold and warm calls, when both are readable reports of
-    calls that ran (else the check is the soundness one alone, which says what is wrong)."""
-    if len(calls) != 2:
-        return None
+    """The next_states counts of the cold and warm calls; None when a count or a cache's
+    size is not a whole number."""
     counts = []
     for _text, call, _State, _limit in calls:
-        report = call.get("cache")
-        if failed(call) or not isinstance(report, dict) or type(report.get("size")) is not int:
-            return None
-        if type(call.get("expansions")) is not int:
+        if type(call["cache"].get("size")) is not int or type(call.get("expansions")) is not int:
             return None
         counts.append(call["expansions"])
     return counts[0], counts[1]
