@@ -236,6 +236,50 @@ def test_a_cache_judge_accepts_ascii_flags_and_rejects_a_false_exact_value():
     assert not verdict.passed and "claims exactly" in verdict.message
 
 
+def cache_reports(cold: dict, warm: dict, root: tuple) -> tuple[dict, dict]:
+    """The observer's reports of a search's cold and warm caches: the warm report leaves out
+    the entries the cold one sent unchanged, counted in `repeated` (the root's is always sent)."""
+
+    def entry(key, stored):
+        State, limit = key
+        return {"key": {"state": connect4.encode(State), "limit": limit}, "flag": stored[0], "value": stored[1]}
+
+    cold_report = {"entries": [entry(k, v) for k, v in cold.items()], "size": len(cold), "repeated": 0}
+    sent = [entry(k, v) for k, v in warm.items() if cold.get(k) != v or k == root]
+    warm_report = {"entries": sent, "size": len(warm), "repeated": len(warm) - len(sent)}
+    return cold_report, warm_report
+
+
+@pytest.mark.parametrize("variant", ["seed", "sorted", "fail_hard", "sorted_fail_hard", "previous_round_order"])
+def test_every_accepted_search_s_own_cache_passes_and_one_entry_dropped_with_its_size_fails(variant):
+    """The cache check holds the reports to the caches of a search whose counts the student's
+    match: each accepted search's own caches pass (without the reference's proofs); the same
+    with an entry left out and the size lowered to match fails, naming the missing entry."""
+    from grader.labs.connect4.cases import replay
+    from grader.labs.connect4.plans import known_searches
+    from reference.connect4_search import ACCEPTED
+
+    State, limit = connect4.from_moves("4453"), 4
+    search = replay(State, limit, ACCEPTED[variant])
+    cold, warm = cache_reports(*search.caches, (State, limit))
+    calls = [
+        ("evaluate", {"cache": cold, "expansions": search.counts[0]}, State, limit),
+        ("warm", {"cache": warm, "expansions": search.counts[1]}, State, limit),
+    ]
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert verdict.passed and "exactly the cache of an accepted search" in verdict.message, verdict.message
+    root = connect4.encode(State)
+    dropped = next(e for e in cold["entries"] if e["key"]["state"] != root)
+    cold = dict(cold, entries=[e for e in cold["entries"] if e is not dropped], size=cold["size"] - 1)
+    calls[0] = ("evaluate", {"cache": cold, "expansions": search.counts[0]}, State, limit)
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert not verdict.passed and "that search stores is not there" in verdict.message, verdict.message
+    assert "the accepted search" in verdict.message
+    calls[0] = ("evaluate", {"cache": dict(cold, size="many"), "expansions": search.counts[0]}, State, limit)
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert not verdict.passed and "was it tampered with?" in verdict.message, verdict.message
+
+
 def test_a_cache_judge_refuses_entries_deeper_than_the_search_and_stops_at_its_budget():
     """A hostile cache must not keep the grader searching: an entry deeper than the call's
     own limit is wrong without a search, and thousands of far-away positions at the full

@@ -148,3 +148,18 @@ def test_a_cache_report_that_hides_entries_as_repeated_gains_nothing(tmp_path):
     assert gains(forged, honest) == {}
     said = [t.output for t in forged.tests if t.kind == "cache" and not t.passed]
     assert said and any("was it tampered with?" in text for text in said), said
+
+
+def test_a_cache_report_with_entries_dropped_and_its_size_lowered_gains_nothing(tmp_path):
+    """A search whose top call's children store the other bound (never read again, so the
+    counts are the course's) reports gCache without those entries and with the smaller size:
+    the judge once knew no accepted search's cache size, and every entry left was sound."""
+    forged_path = FIXTURES / "connect4" / "forged_cache_dropped.py"
+    spec = only(load_spec(spec_path("connect4")), {"centre-5", "three-centre"})
+    forged = grade(forged_path, "connect4", spec)
+    honest = grade(without_forgery(forged_path, tmp_path, "# --- the forgery"), "connect4", spec)
+    assert gains(forged, honest) == {}
+    assert forged.score < forged.max_score
+    said = [t.output for t in forged.tests if t.kind == "cache" and not t.passed]
+    assert said and all("accepted search" in text for text in said), said
+    assert all(t.passed for t in forged.tests if t.kind != "cache"), [t.output for t in forged.tests if not t.passed]

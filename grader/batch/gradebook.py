@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..lab_setup import UsageError
 from ..results import GradeReport, TestResult
 from ..spec import Spec
 from .adjustments import Mark, Override, Penalty, final_mark
@@ -253,10 +254,51 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+class NotOurGradebook(UsageError):
+    """The file is not a gradebook this abgrade can open (exit code 2, the file untouched)."""
+
+
+def check_before_opening(path: Path) -> None:
+    """Refuse, before anything writes to it, a file that is not an abgrade gradebook or one
+    whose schema is newer than this code's: the migrations only go forward, and the schema
+    script and the meta row would change a file a newer abgrade wrote (or any SQLite file).
+    Read on a read-only connection; an absent or empty file becomes a new gradebook."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            found = None
+            if "meta" in tables:
+                found = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise NotOurGradebook(
+            f"{path}: not an abgrade gradebook (SQLite can't read it: {exc}); give the batch's output folder "
+            "(DIR-abgrade), or move this file out of the way"
+        ) from None
+    if not tables:
+        return
+    version = found[0] if found is not None else None
+    if not isinstance(version, str) or not version.isdigit():
+        raise NotOurGradebook(
+            f"{path}: not an abgrade gradebook (an SQLite database without abgrade's schema version); give the "
+            "batch's output folder (DIR-abgrade), or move this file out of the way"
+        )
+    if int(version) > int(SCHEMA_VERSION):
+        raise NotOurGradebook(
+            f"{path}: written by a newer abgrade (gradebook schema {version}; this abgrade knows schemas up to "
+            f"{SCHEMA_VERSION}): upgrade abgrade (pip install --upgrade abgrade) to open it; nothing was changed"
+        )
+
+
 class Gradebook:
     """An open gradebook file. Every write is one transaction."""
 
     def __init__(self, path: Path) -> None:
+        check_before_opening(path)
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)

@@ -120,17 +120,47 @@ def accepted_counts(State: tuple, limit: int, warm: bool) -> list[int]:
 
 
 def variant_counts(State: tuple, limit: int, warm: bool, variants: dict) -> dict[str, int]:
-    counts = {}
-    for name, variant in variants.items():
-        search = SeedSearch(game=GAME, variant=variant)
-        f = search.maxValue if maximizing(State) else search.minValue
-        if warm:
-            for below in range(limit):
-                search.evaluate(State, below, f)
-        before = search.next_states_calls
-        search.evaluate(State, limit, f)
-        counts[name] = search.next_states_calls - before
-    return counts
+    return {name: replay(State, limit, variant).counts[1 if warm else 0] for name, variant in variants.items()}
+
+
+class Replay:
+    """What one search (a `Variant`) counts and stores on a case's calls: `evaluate(State,
+    limit, f)` on an empty cache (cold), and after evaluate(State, 0..limit-1) on one cache
+    (warm). The caches in the report's terms (`reported`) are worked out each time asked,
+    not kept: they would double what the kept replays hold."""
+
+    def __init__(self, counts: tuple[int, int], caches: tuple[dict, dict]) -> None:
+        self.counts, self.caches = counts, caches
+
+    def reported(self) -> tuple[dict, dict]:
+        """The cold and warm caches keyed as the observer's report keys them: (the rows as
+        strings, limit) (limit None for a key without one) -> (flag, value, State)."""
+        return _as_reported(self.caches[0]), _as_reported(self.caches[1])
+
+
+def _as_reported(cache: dict) -> dict:
+    held = {}
+    for key, (flag, value) in cache.items():
+        State, limit = key if len(key) == 2 and isinstance(key[1], int) else (key, None)
+        held[(tuple("".join(row) for row in State), limit)] = (flag, value, State)
+    return held
+
+
+@functools.lru_cache(maxsize=32)
+def replay(State: tuple, limit: int, variant: Any) -> Replay:
+    """`variant`'s counts and caches on `State` at `limit`, computed once a grading: the
+    expected counts, the cache check and the count hints all read them. 32 replays: a
+    correct submission's grading needs about 26 (the next student's grading reuses them);
+    32 of them held under 2 MB here (a bug's grading, its shrinking included)."""
+    cold = SeedSearch(game=GAME, variant=variant)
+    cold.evaluate(State, limit, cold.maxValue if maximizing(State) else cold.minValue)
+    warm = SeedSearch(game=GAME, variant=variant)
+    f = warm.maxValue if maximizing(State) else warm.minValue
+    for below in range(limit):
+        warm.evaluate(State, below, f)
+    before = warm.next_states_calls
+    warm.evaluate(State, limit, f)
+    return Replay((cold.next_states_calls, warm.next_states_calls - before), (cold.cache, warm.cache))
 
 
 def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from reference.connect4_search import ACCEPTED, FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
@@ -12,7 +12,8 @@ from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from ..kit.observations import STUDENT_CPU
-from .cases import GAME, variant_counts
+from .cache_match import Difference, cache_difference, reported
+from .cases import GAME, Replay, variant_counts
 from .clock import VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
 from .picture import entry_details, move_details, position_details
@@ -74,9 +75,104 @@ def judge_value(call: dict, expected: float, text: str, State: tuple, bugs: tupl
     )
 
 
-def judge_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...] = ()) -> Verdict:
+# a search the cache check may hold a report to: (name, accepted, what it counts and stores)
+Search = tuple[str, bool, Replay]
+
+
+def judge_cache(
+    calls: list[tuple[str, dict, tuple, int]],
+    bugs: tuple[str, ...] = (),
+    searches: Callable[[], Iterable[Search]] | None = None,
+) -> Verdict:
     """Every entry of gCache after each call (text, observation, root state, limit) holds
-    for its (State, limit), and the root's own entry is there."""
+    for its (State, limit), and the root's own entry is there. With `searches` (the known
+    searches on the case's cold and warm calls, accepted first; `calls` those two), the
+    reports must also be exactly the caches of a search whose next_states counts the
+    student's match: the report is the student's process's word, and one with its wrong
+    entries left out and its size lowered held only sound entries. A cache that is an
+    accepted search's is sound without the reference's proofs."""
+    if searches is None or len(calls) != 2 or not all(readable(call) for _text, call, _State, _limit in calls):
+        return sound_cache(calls, bugs)  # says what is wrong with a call that failed or a cache that isn't a dict
+    counts = reported_counts(calls)
+    if counts is None:  # the observer sends whole numbers: anything else would dodge the rule below
+        return Verdict.fail(
+            f"After {calls[0][0]}, the size of gCache or the count of next_states calls is not a whole number: "
+            "the report is not the grader's observer's (was it tampered with?).",
+            bugs,
+        )
+    reports = [cast(dict, call["cache"]) for _text, call, _State, _limit in calls]
+    for name, accepted, search in searches():
+        if not accepted:
+            break
+        if search.counts == counts and caches_difference(reports, search) is None:
+            size = reports[-1]["size"]
+            return Verdict.ok(
+                f"gCache after both calls is exactly the cache of an accepted search "
+                f"({ACCEPTED_SAY.get(name, name)}): every one of its {size:,} entries holds for its (State, limit)."
+            )
+    verdict = sound_cache(calls, bugs)
+    if not verdict.passed:
+        return verdict
+    fitting = [(name, accepted, search) for name, accepted, search in searches() if search.counts == counts]
+    if not fitting:  # the counts of no known search (nodes fails): its cache is not known
+        return verdict
+    found: list = []
+    for _name, _accepted, search in fitting:
+        found.append(caches_difference(reports, search))
+        if found[-1] is None:
+            return verdict
+    (name, accepted, _), (index, difference) = fitting[0], found[0]
+    text, _call, State, limit = calls[index]
+    whose = (
+        f"the accepted search ({ACCEPTED_SAY.get(name, name)})"
+        if accepted
+        else f"the known wrong search ({name.replace('_', ' ')})"
+    )
+    said = (
+        f"After {text}, gCache is not the cache of {whose} whose next_states counts yours match "
+        f"({counts[0]:,} on the empty cache, {counts[1]:,} warm): {difference.said}. That search stores exactly "
+        f"one entry for each (State, limit) evaluate searched, with store_cache, and nothing else writes to "
+        f"gCache (or was the observer's report tampered with?)."
+    )
+    if difference.State is not None:
+        return Verdict.fail(said, bugs).with_details(
+            entry_details(
+                State, connect4.encode(difference.State), difference.limit, "The state of that entry is on the right."
+            )
+        )
+    return at(State, Verdict.fail(said + f"\nThe position:{drawn(State)}", bugs))
+
+
+def readable(call: dict) -> bool:
+    """The call ran and reported a dict's cache (its size not None)."""
+    report = call.get("cache")
+    return not failed(call) and isinstance(report, dict) and report.get("size") is not None
+
+
+def reported_counts(calls: list[tuple[str, dict, tuple, int]]) -> tuple[int, int] | None:
+    """The next_states counts of the cold and warm calls; None when a count or a cache's
+    size is not a whole number."""
+    counts = []
+    for _text, call, _State, _limit in calls:
+        if type(call["cache"].get("size")) is not int or type(call.get("expansions")) is not int:
+            return None
+        counts.append(call["expansions"])
+    return counts[0], counts[1]
+
+
+def caches_difference(reports: list[dict], search: Replay) -> tuple[int, Difference] | None:
+    """The first call whose report is not `search`'s cache, and how; None when both are."""
+    cold, warm = search.reported()
+    first = cache_difference(reports[0], cold, None)
+    if first is not None:
+        return 0, first
+    second = cache_difference(reports[1], warm, reported(reports[0]))
+    return None if second is None else (1, second)
+
+
+def sound_cache(calls: list[tuple[str, dict, tuple, int]], bugs: tuple[str, ...] = ()) -> Verdict:
+    """Every entry of gCache after each call holds for its (State, limit), and the root's
+    own entry is there (proved entry by entry with the reference's searches)."""
     memo: dict = {}  # bounds proven so far, shared by every entry of every call
     boards: dict = {}  # each key's board, decoded and checked once
     checked = 0

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from reference.connect4_search import depth_limited_value
+from reference.connect4_search import ACCEPTED, depth_limited_value
 from reference.games import connect4
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import show
 from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import answer, counted, roll_up
-from .cases import GAME, Connect4Case, accepted_counts, f_name, maximizing, state_of, variant_counts
+from .cases import GAME, Connect4Case, Replay, accepted_counts, f_name, maximizing, replay, state_of, variant_counts
 from .clock import GUARD_SECONDS
 from .hints import BUGS, COUNT_BUGS, DEEPENING_BUGS, SEARCH_BUGS, lazily, search_bugs
 from .judges import (
@@ -84,7 +84,7 @@ def search_plan(
         if "cache" in kinds:
             warm_text = f"evaluate at limits 0 to {limit} on one cache"
             checked = [(text, cold, State, limit), (warm_text, answer(observed, len(calls) - 1), State, limit)]
-            verdict = judge_cache(checked)
+            verdict = judge_cache(checked, searches=lambda: known_searches(State, limit))
             verdicts["cache"] = verdict if verdict.passed else verdict.with_diagnoses(tuple(sorted(bugs())))
         if "nodes" in kinds:
             verdicts["nodes"] = judge_nodes(
@@ -103,6 +103,18 @@ def search_plan(
         return Judgement(verdicts, bugs)
 
     return CasePlan(name, request(f"{name}/search", calls), kinds, judge, visibility, points or {})
+
+
+def known_searches(State: tuple, limit: int) -> Iterator[tuple[str, bool, Replay]]:
+    """Every known search on the case's calls, replayed when reached: the accepted ones
+    first (the course's code first), then each bug that changes what evaluate does (the
+    deepening bugs search as the course does)."""
+    seen = set()
+    for name, variant in [*ACCEPTED.items(), *((n, BUGS[n][0]) for n in SEARCH_BUGS)]:
+        if variant in seen:
+            continue
+        seen.add(variant)
+        yield name, name in ACCEPTED, replay(State, limit, variant)
 
 
 def lazy_tuple(bugs: Any, call: dict, expect: Mapping[str, Any]) -> tuple[str, ...]:
