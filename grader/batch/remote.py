@@ -77,7 +77,9 @@ class ShippedTask:
     def of(cls, run: str, task: Callable[[Path], Any]) -> ShippedTask:
         try:
             data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, AttributeError, TypeError):  # a closure (tests): dask's own pickler
+        except (pickle.PicklingError, AttributeError, TypeError):
+            data = b""
+        if not data or b"__main__" in data:  # a closure, or a script's own class: by value, as dask does
             import cloudpickle
 
             data = cloudpickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
