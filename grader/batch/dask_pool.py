@@ -11,6 +11,10 @@ after the scheduler's `allowed-failures` it gives up with KilledWorker, which co
 of our attempts. Either way one job has one future at a time and one final result, and the
 gradebook replaces a student's row, so no student is lost or doubled.
 
+The run's task (spec, seed, lab) is pickled once per run (remote.ShippedTask) and each
+worker process keeps it prepared for the run's next submissions (remote.py), as a local
+grader process keeps its task; each job's own bytes travel with its submission.
+
 Only a window of jobs (two per worker) is on the cluster at a time: the submission bytes
 are read as they are sent, and a job's deadline counts from the moment a worker announces
 that it has started it, not from when it was queued. A job past its deadline is cancelled
