@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,6 +110,7 @@ def main() -> None:
         pool.close()
     finally:
         cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
     print(f"Dask's costs, {args.rounds} interleaved rounds, load average {load:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end; min / median / max in ms")  # fmt: skip
     for name, seconds in times.items():
