@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader.batch.executor import ATTEMPTS, Job, JobResult
-from grader.batch.remote import Payload, Reply, grade_payload
+from grader.batch.remote import Payload, Reply, ShippedTask, grade_payload
 from grader.batch.task import GradeTask
 from grader.sandbox.isolation import detect_isolation
 from grader.sandbox.notebook import KernelStartError
@@ -271,6 +271,52 @@ def test_a_payload_is_graded_under_its_own_name_in_a_folder_that_is_then_removed
     ]
     assert reply.value.submission.endswith("/smith_12_lab.py")
     assert list(run_folder.iterdir()) == []  # the payload's folder and the job folder are gone
+
+
+@dataclass
+class CountingTask:
+    """Counts its own gradings: a run's task, prepared once per worker process, counts them all."""
+
+    calls: int = 0
+    closed: bool = False
+
+    def __call__(self, path: Path) -> tuple[int, int, str]:
+        self.calls += 1
+        return id(self), self.calls, path.read_text()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_worker_prepares_a_runs_task_once_and_never_lends_it_to_another_run(tmp_path, tight_spec, monkeypatch):
+    from grader.batch import remote
+
+    run_folder = tmp_path / "worker-run"
+    run_folder.mkdir()
+    monkeypatch.setattr(remote, "_run_folder", run_folder)
+    monkeypatch.setattr(remote, "_prepared_tasks", {})
+    first = ShippedTask.of("run-a", CountingTask())
+    replies = [grade_payload(first, Payload(f"k{n}", f"s{n}.py", f"# {n}".encode()), "topic").value for n in range(3)]
+    assert [calls for _, calls, _ in replies] == [1, 2, 3]  # one object for the run's every submission
+    assert [text for _, _, text in replies] == ["# 0", "# 1", "# 2"]
+    kept = remote._prepared_tasks[("run-a", first.digest)]
+    other = ShippedTask.of("run-b", CountingTask())  # the same bytes under another run: its own object
+    assert other.digest == first.digest
+    owner, calls, _ = grade_payload(other, Payload("k", "s.py", b"#"), "topic").value
+    assert calls == 1 and owner != replies[0][0]
+    assert not kept.closed
+    grade_payload(ShippedTask.of("run-c", CountingTask()), Payload("k", "s.py", b"#"), "topic")
+    assert kept.closed and len(remote._prepared_tasks) == remote.RUNS_KEPT  # the oldest run let go
+    damaged = ShippedTask("run-d", first.data.replace(b"calls", b"callz"), first.digest)
+    with pytest.raises(ValueError, match="damaged"):
+        grade_payload(damaged, Payload("k", "s.py", b"#"), "topic")
+    graded = ShippedTask.of("run-e", GradeTask("tree", tight_spec, SEED, temp_root=tmp_path / "the-batch-machines"))
+    source = (FIXTURES / "bug_strict_cutoff.py").read_bytes()
+    reports = [grade_payload(graded, Payload(f"k{n}", f"s{n}.py", source), "topic").value for n in range(2)]
+    assert reports[0].score == reports[1].score
+    prepared = remote._prepared_tasks[("run-e", graded.digest)]
+    assert isinstance(prepared, GradeTask) and prepared.temp_root == run_folder and prepared._lab is not None
+    assert list(run_folder.iterdir()) == []
 
 
 # --- on the cluster -------------------------------------------------------------------

@@ -11,6 +11,10 @@ after the scheduler's `allowed-failures` it gives up with KilledWorker, which co
 of our attempts. Either way one job has one future at a time and one final result, and the
 gradebook replaces a student's row, so no student is lost or doubled.
 
+The run's task (spec, seed, lab) is pickled once per run (remote.ShippedTask) and each
+worker process keeps it prepared for the run's next submissions (remote.py), as a local
+grader process keeps its task; each job's own bytes travel with its submission.
+
 Only a window of jobs (two per worker) is on the cluster at a time: the submission bytes
 are read as they are sent, and a job's deadline counts from the moment a worker announces
 that it has started it, not from when it was queued. A job past its deadline is cancelled
@@ -40,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cluster_trust import cluster_problem, key_exposure
 from .executor import TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
-from .remote import Payload, Reply, grade_payload, worker_facts
+from .remote import Payload, Reply, ShippedTask, grade_payload, worker_facts
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -108,8 +112,9 @@ class DaskPool:
     ) -> None:
         from distributed import wait
 
-        run = secrets.token_hex(4)
-        topic = f"abgrade-started-{run}"
+        run = secrets.token_hex(8)
+        shipped = ShippedTask.of(run, task)  # pickled once; each worker keeps it for the run (remote.py)
+        topic = f"abgrade-started-{run[:8]}"
         self.client.subscribe_topic(topic, self._started_event)
         queue = JobQueue(jobs)  # read as the window has room: never the whole class at once
         running: dict[Future, _Running] = {}
@@ -120,7 +125,7 @@ class DaskPool:
                 if now - refreshed > REFRESH_SECONDS:
                     window, refreshed = WINDOW_PER_WORKER * self.workers, now
                 while len(running) < window and (job := queue.take(now)) is not None:
-                    running[self._submit(job, task, run, topic)] = _Running(job, now)
+                    running[self._submit(job, shipped, topic)] = _Running(job, now)
                 if running:
                     try:
                         with self.client.as_current():  # wait() looks for "the" client
@@ -148,12 +153,12 @@ class DaskPool:
         if isinstance(message, dict) and isinstance(message.get("key"), str):
             self._started[message["key"]] = (time.monotonic(), str(message.get("worker", "")))
 
-    def _submit(self, job: Job, task: Callable[[Path], Any], run: str, topic: str) -> Future:
+    def _submit(self, job: Job, shipped: ShippedTask, topic: str) -> Future:
         job.attempts += 1
         student = hashlib.sha256(job.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        key = f"abgrade-{run}-{student}-{job.attempts}"
+        key = f"abgrade-{shipped.run[:8]}-{student}-{job.attempts}"
         payload = Payload(key, job.path.name, job.path.read_bytes())
-        return self.client.submit(grade_payload, task, payload, topic, key=key, pure=False)
+        return self.client.submit(grade_payload, shipped, payload, topic, key=key, pure=False)
 
     def _collect(self, future: Future, entry: _Running, deadline: float) -> JobResult | None:
         """The job's result if it has one now: a reply, a failure, or an expired deadline."""

@@ -4,6 +4,15 @@ it with the very task a local grader process runs (the same sandbox: a leased ui
 worker is root, namespaces, cgroups), removes the folder and sends back the result. The
 gradebook stays on the batch machine.
 
+The run's task (its spec, seed and lab) travels pickled once per run (`ShippedTask`, made on
+the batch machine), not once per submission: each worker process unpickles and prepares it
+on its first grading of that run and keeps it, keyed by the run's secret id and the bytes'
+digest, for the run's next submissions (`_prepared`): the lab is built, the spec read and
+the worker zygote asked for once per run and worker, as in a local grader process. A later
+run never finds an earlier run's task (a new key), and only the last RUNS_KEPT runs are
+kept. The kept task lives in the worker process, which no student process shares (students
+run in processes of their own, started from the zygotes, never forked from the worker).
+
 Before its first grading a worker checks that its students can't reach the cluster
 (cluster_trust.py: at the `process` level, TLS that refuses strangers and a private key);
 the batch asks every worker the same before it sends a task, so this catches a worker that
@@ -15,6 +24,8 @@ this module from its own abgrade)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import pickle
 import shutil
 import tempfile
 import threading
@@ -34,6 +45,8 @@ from .task import GradeTask
 _GRADING = threading.Lock()
 _run_folder: Path | None = None
 _facts: dict | None = None  # this worker's trust facts (cluster_trust.py), found once
+RUNS_KEPT = 2  # prepared tasks kept per worker process: the run under way and one beside it
+_prepared_tasks: dict[tuple[str, str], Callable[[Path], Any]] = {}  # (run, digest) -> prepared task
 
 
 class UntrustedWorker(RuntimeError):
@@ -48,6 +61,29 @@ class Payload:
     key: str  # the job's key, announced when the grading starts
     name: str
     data: bytes
+
+
+@dataclass(frozen=True)
+class ShippedTask:
+    """A run's task as it travels: pickled once on the batch machine (pickling a spec and a
+    lab costs milliseconds of the batch machine's CPU per submission otherwise), with the
+    run's secret id; `digest` names the bytes, so a worker never takes another task for it."""
+
+    run: str
+    data: bytes
+    digest: str
+
+    @classmethod
+    def of(cls, run: str, task: Callable[[Path], Any]) -> ShippedTask:
+        try:
+            data = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            data = b""
+        if not data or b"__main__" in data:  # a closure, or a script's own class: by value, as dask does
+            import cloudpickle
+
+            data = cloudpickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        return cls(run, data, hashlib.sha256(data).hexdigest())
 
 
 @dataclass(frozen=True)
@@ -66,8 +102,9 @@ def worker_folder() -> Path:
     return _run_folder
 
 
-def grade_payload(task: Callable[[Path], Any], payload: Payload, topic: str) -> Reply:
-    """Grade one submission here. Raises what the task raises (a machine problem), for
+def grade_payload(task: ShippedTask | Callable[[Path], Any], payload: Payload, topic: str) -> Reply:
+    """Grade one submission here with the run's task (shipped once per run, or given as it
+    is: a test calling this directly). Raises what the task raises (a machine problem), for
     the batch to retry, as a local grader process does."""
     with _GRADING:
         problem = _trust_problem()
@@ -75,14 +112,44 @@ def grade_payload(task: Callable[[Path], Any], payload: Payload, topic: str) -> 
             raise UntrustedWorker(problem)
         _announce(topic, payload.key)
         started = time.monotonic()
+        grade = _prepared(task) if isinstance(task, ShippedTask) else _for_this_worker(task, worker_folder())
         folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
         try:
             path = folder / Path(payload.name).name
             path.write_bytes(payload.data)
-            value = _for_this_worker(task, worker_folder())(path)
+            value = grade(path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return Reply(value, time.monotonic() - started)
+
+
+def _prepared(shipped: ShippedTask) -> Callable[[Path], Any]:
+    """The run's task, ready in this worker process: unpickled and prepared on the run's
+    first submission here, kept for its next ones (its lab loaded once: GradeTask keeps it).
+    The oldest kept run is let go (and what it opened ahead closed) beyond RUNS_KEPT."""
+    key = (shipped.run, shipped.digest)
+    task = _prepared_tasks.get(key)
+    if task is None or not _in_worker_folder(task):
+        if hashlib.sha256(shipped.data).hexdigest() != shipped.digest:
+            raise ValueError("the run's task arrived damaged (its digest differs)")
+        task = _for_this_worker(pickle.loads(shipped.data), worker_folder())
+        _prepared_tasks[key] = task
+        while len(_prepared_tasks) > RUNS_KEPT:
+            _forget(next(iter(_prepared_tasks)))
+    return task
+
+
+def _in_worker_folder(task: Callable[[Path], Any]) -> bool:
+    """Whether a kept task still puts its job folders in this worker's folder (a folder
+    removed under it is made again, and the task prepared again for the new one)."""
+    return not isinstance(task, GradeTask) or task.temp_root == worker_folder()
+
+
+def _forget(key: tuple[str, str]) -> None:
+    task = _prepared_tasks.pop(key)
+    close = getattr(task, "close", None)
+    if close is not None:
+        close()
 
 
 def _for_this_worker(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
