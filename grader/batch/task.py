@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..grading import grade_submission
-from ..labs import Lab, get_lab
+from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
@@ -79,6 +79,9 @@ class GradeTask:
     _ahead: Ahead | None = field(default=None, init=False, repr=False, compare=False)
     _root: Path | None = field(default=None, init=False, repr=False, compare=False)
     _opened: Session | None = field(default=None, init=False, repr=False, compare=False)
+    # the lab's plans for this spec and seed, built on the first grading and reused by the
+    # next ones, when the lab says they keep nothing of a grading (Lab.reusable_plans)
+    _plans: list[CasePlan] | None = field(default=None, init=False, repr=False, compare=False)
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
@@ -115,7 +118,10 @@ class GradeTask:
         if session is not None and self._ask is not None:
             session.on_ready = self._open_next
         try:
-            return grade_submission(path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session)
+            plans = self._reused_plans(lab)
+            return grade_submission(
+                path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session, plans=plans
+            )
         except BaseException:
             if session is not None:
                 session.on_ready = None  # no next job is asked for on the way out
@@ -127,6 +133,16 @@ class GradeTask:
             self._lab = self.lab if self.lab is not None else get_lab(self.lab_name)
             worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
         return self._lab
+
+    def _reused_plans(self, lab: Lab) -> list[CasePlan] | None:
+        """The plans every submission of this grader process is graded with, built once (a
+        copy of the list each time: the pipeline only reads it), or None when the lab's
+        plans keep a grading's state and each grading builds its own."""
+        if not lab.reusable_plans:
+            return None
+        if self._plans is None:
+            self._plans = lab.plans(self.spec, self.seed.value)
+        return list(self._plans)
 
     def _hidden(self, lab: Lab) -> tuple[Path, ...]:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
