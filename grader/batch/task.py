@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,6 +83,11 @@ class GradeTask:
     # the lab's plans for this spec and seed, built on the first grading and reused by the
     # next ones, when the lab says they keep nothing of a grading (Lab.reusable_plans)
     _plans: list[CasePlan] | None = field(default=None, init=False, repr=False, compare=False)
+    # the last `.py` submission's close-out, under way on the session's own thread while the
+    # next one is graded: its work folder removed, its uid released (reaped, swept), then its
+    # job folder removed (settled by the next grading's end, or by close())
+    _closing: Closing | None = field(default=None, init=False, repr=False, compare=False)
+    _session: Session | None = field(default=None, init=False, repr=False, compare=False)
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
@@ -108,14 +114,25 @@ class GradeTask:
             if opened is not None:  # opened ahead, and grade() never took it
                 opened.close()
             tempfile.tempdir = previous
-            shutil.rmtree(job_folder, ignore_errors=True)
+            closing, self._closing = self._closing, None
+            session, self._session = self._session, None
+            if session is not None:  # kept before the wait below: a stop there still settles it (close)
+                self._closing = Closing(session, job_folder)
+            else:
+                shutil.rmtree(job_folder, ignore_errors=True)
+            if closing is not None:  # the submission before: its close-out overlapped this grading
+                closing.settle()
 
     def grade(self, path: Path) -> GradeReport:
         lab = self._the_lab()
         session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
-        if session is not None and self._ask is not None:
+        if session is None and _python_file(path):
+            session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
+            session.cleanup_in_background = True  # its folder and uid go while the next submission starts
+            self._session = session
+        elif session is not None and self._ask is not None:
             session.on_ready = self._open_next
         try:
             plans = self._reused_plans(lab)
@@ -173,10 +190,39 @@ class GradeTask:
             tempfile.tempdir = previous
 
     def close(self) -> None:
-        """What was opened ahead and will not be graded here (the batch was interrupted)."""
+        """What was opened ahead and will not be graded here (the batch was interrupted),
+        and the last submission's close-out, waited for: no uid or folder of a student
+        outlives its grader process's work."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead.close()
+        closing, self._closing = self._closing, None
+        if closing is not None:
+            closing.settle()
+
+
+@dataclass
+class Closing:
+    """A graded `.py` submission whose session was closed with its clean-up on a thread
+    (Session.cleanup_in_background): its processes are killed already; the thread removes
+    its work folder and releases its uid (the uid's lease is held until then, so no other
+    grading can get it while anything of this student may live). `settle` waits for it
+    and removes the job folder."""
+
+    session: Session
+    job_folder: Path
+
+    def settle(self) -> None:
+        try:
+            self.session.wait_closed()
+        except Exception as exc:  # noqa: BLE001 - the grade is recorded already; the uid is reaped at its next lease
+            print(f"abgrade: cleaning up after a submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            shutil.rmtree(self.job_folder, ignore_errors=True)
+
+
+def _python_file(path: Path) -> bool:
+    return path.suffix == ".py" and path.is_file() and not path.is_symlink()
 
 
 def _notebook_file(path: Path) -> bool:

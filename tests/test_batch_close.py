@@ -1,0 +1,95 @@
+"""A batch's grader process closes a `.py` submission's sandbox in two steps: its
+processes are killed before the grade is returned; its work folder and uid are given back
+on the session's own thread while the next submission is graded (GradeTask, Closing).
+What must hold anyway: no uid is leased while an earlier student still holds it, nothing
+of a student (process, folder, lease) is left once the grader process's task is closed,
+and every grade is the one the submission gets alone. Real gradings, hostile fixtures
+that leave processes behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import grader.sandbox.session as session_module
+from grader.batch.task import GradeTask
+from grader.results import GradeReport
+from grader.sandbox import worker_zygote
+from grader.sandbox.identity import StudentIdentity, grader_is_root, processes_of
+from grader.seeding import Seed
+from grader.spec import load_spec, spec_path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SEED = Seed(2718, "test", secret=True)
+# one that leaves 20 sleeping children behind, a correct one, the same hostile one again
+IN_TURN = [
+    FIXTURES / "hostile" / "sleeping_children.py",
+    FIXTURES / "tree" / "correct_fail_hard.py",
+    FIXTURES / "hostile" / "sleeping_children.py",
+    FIXTURES / "tree" / "bug_no_pruning.py",
+]
+
+pytestmark = pytest.mark.skipif(not grader_is_root(), reason="uids are leased by a root grader")
+
+
+@pytest.fixture
+def leases(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[StudentIdentity, set[int]]]]:
+    """This test process grades as a batch's grader process does; every lease made, with
+    the uids the earlier leases of this process still held at that moment."""
+    monkeypatch.delenv("ABGRADE_WORKER_ZYGOTE", raising=False)
+    worker_zygote.use()
+    made: list[tuple[StudentIdentity, set[int]]] = []
+    lease = session_module.lease
+
+    def recorded() -> StudentIdentity | None:
+        held = {identity.uid for identity, _ in made if identity._lease_fd is not None}
+        identity = lease()
+        assert identity is not None
+        made.append((identity, held))
+        return identity
+
+    monkeypatch.setattr(session_module, "lease", recorded)
+    yield made
+    worker_zygote.use(False)
+
+
+def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases):
+    task = GradeTask("tree", load_spec(spec_path("tree")), SEED, temp_root=tmp_path)
+    reports = []
+    try:
+        for path in IN_TURN:
+            reports.append(task(path))
+            assert task._closing is not None  # its folder and uid go while the next one is graded
+    finally:
+        task.close()
+    assert task._closing is None
+    assert all(isinstance(report, GradeReport) for report in reports)
+    assert len(leases) == len(IN_TURN)
+    for identity, held in leases:
+        assert identity.uid not in held
+    for identity, _ in leases:
+        assert identity._lease_fd is None  # released
+        assert processes_of(identity.uid, zombies=False) == []  # the sleeping children too
+    assert list(tmp_path.iterdir()) == []  # every job folder and work folder removed
+
+
+def test_a_grade_after_a_hostile_one_is_its_solo_grade(tmp_path, leases):
+    spec = load_spec(spec_path("tree"))
+    task = GradeTask("tree", spec, SEED, temp_root=tmp_path)
+    try:
+        in_turn = [task(path) for path in IN_TURN]
+    finally:
+        task.close()
+    for path, report in zip(IN_TURN, in_turn):
+        alone_task = GradeTask("tree", spec, SEED, temp_root=tmp_path)
+        try:
+            alone = alone_task(path)
+        finally:
+            alone_task.close()
+        assert isinstance(report, GradeReport) and isinstance(alone, GradeReport)
+        assert [(t.name, t.passed, t.output) for t in report.tests] == [
+            (t.name, t.passed, t.output) for t in alone.tests
+        ]
+        assert report.student_output == alone.student_output
