@@ -49,8 +49,7 @@ def grade_submission(
     `plans`: `lab.plans(spec, seed)` built already, for a lab whose plans are reusable
     (Lab.reusable_plans: a batch's grader process builds them once); never changed here."""
     started = time.monotonic()
-    if not isinstance(seed, Seed):
-        seed = spec_seed(spec) if seed is None else Seed(seed, "given with --seed")
+    seed = as_seed(spec, seed)
     if plans is None:
         plans = lab.plans(spec, seed.value)  # a broken spec raises SpecError before anything runs
     if visible_only:  # the student's side: hidden checks never run and never show
@@ -71,6 +70,13 @@ def grade_submission(
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started
     return report
+
+
+def as_seed(spec: Spec, seed: Seed | int | None) -> Seed:
+    """The random cases' seed of a grading given `seed` (see grade_submission)."""
+    if isinstance(seed, Seed):
+        return seed
+    return spec_seed(spec) if seed is None else Seed(seed, "given with --seed")
 
 
 def _file_problem(path: Path) -> str | None:

@@ -1,6 +1,8 @@
 """A batch's grader process closes a `.py` submission's sandbox in two steps: its
 processes are killed before the grade is returned; its work folder and uid are given back
-on the session's own thread while the next submission is graded (GradeTask, Closing).
+on the session's own thread while the next submission is graded (GradeTask, Closing);
+and in the local pool the next submission's worker is forked and confines itself as soon
+as the student's processes are closed (Session.on_closed, GradeTask._open_next).
 What must hold anyway: no uid is leased while an earlier student still holds it, nothing
 of a student (process, folder, lease) is left once the grader process's task is closed,
 and every grade is the one the submission gets alone. Real gradings, hostile fixtures
@@ -55,15 +57,32 @@ def leases(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[StudentIdenti
     worker_zygote.use(False)
 
 
-def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases):
-    task = GradeTask("tree", load_spec(spec_path("tree")), SEED, temp_root=tmp_path)
+def graded_in_turn(task: GradeTask, ahead: bool) -> list[GradeReport]:
+    """IN_TURN graded by `task`; with `ahead`, each submission's worker started as the one
+    before closes its student's processes (as the local pool's NextJob answers)."""
     reports = []
     try:
-        for path in IN_TURN:
-            reports.append(task(path))
+        for number, path in enumerate(IN_TURN):
+            following = IN_TURN[number + 1] if ahead and number + 1 < len(IN_TURN) else None
+            task.look_ahead(lambda following=following: following)
+            report = task(path)
+            assert isinstance(report, GradeReport), report
+            reports.append(report)
             assert task._closing is not None  # its folder and uid go while the next one is graded
+            if following is not None:  # opened for `following` only, its worker forked
+                assert task._ahead is not None and task._ahead.path == following
+                assert task._ahead.session is not None and task._ahead.session._early is not None
+            else:
+                assert task._ahead is None
     finally:
         task.close()
+    return reports
+
+
+@pytest.mark.parametrize("ahead", [False, True], ids=["one-by-one", "next-worker-ahead"])
+def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases, ahead):
+    task = GradeTask("tree", load_spec(spec_path("tree")), SEED, temp_root=tmp_path)
+    reports = graded_in_turn(task, ahead)
     assert task._closing is None
     assert all(isinstance(report, GradeReport) for report in reports)
     assert len(leases) == len(IN_TURN)
@@ -75,13 +94,9 @@ def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases):
     assert list(tmp_path.iterdir()) == []  # every job folder and work folder removed
 
 
-def test_a_grade_after_a_hostile_one_is_its_solo_grade(tmp_path, leases):
+def test_a_grade_after_a_hostile_one_and_started_ahead_is_its_solo_grade(tmp_path, leases):
     spec = load_spec(spec_path("tree"))
-    task = GradeTask("tree", spec, SEED, temp_root=tmp_path)
-    try:
-        in_turn = [task(path) for path in IN_TURN]
-    finally:
-        task.close()
+    in_turn = graded_in_turn(GradeTask("tree", spec, SEED, temp_root=tmp_path), ahead=True)
     for path, report in zip(IN_TURN, in_turn):
         alone_task = GradeTask("tree", spec, SEED, temp_root=tmp_path)
         try:

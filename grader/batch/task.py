@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..grading import grade_submission
+from ..grading import as_seed, grade_submission
 from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
@@ -46,7 +46,7 @@ class GradingFailed:
 @dataclass
 class Ahead:
     """The next submission of this grader process, opened while it still judged the one
-    before: its session (its own uid, work folder and, for a notebook, its kernel started)
+    before: its session (its own uid, work folder, and its kernel or `.py` worker started)
     in its own job folder. For exactly that submission, and graded next or closed."""
 
     path: Path
@@ -65,7 +65,9 @@ class GradeTask:
     everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
     job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
     kernel is ready, and opens the next submission then, whose kernel starts while this
-    one runs, is judged and recorded."""
+    one runs, is judged and recorded; a `.py` grading asks once its student's processes
+    are closed, and the next submission's worker forks and confines itself while this
+    one is judged and recorded."""
 
     lab_name: str
     spec: Spec
@@ -91,7 +93,7 @@ class GradeTask:
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
-        ABGRADE_KERNEL_AHEAD=0 (each kernel then starts when its grading does)."""
+        ABGRADE_KERNEL_AHEAD=0 (each kernel or `.py` worker then starts when its grading does)."""
         self._ask = ask if os.environ.get("ABGRADE_KERNEL_AHEAD", "1") != "0" else None
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
@@ -130,8 +132,11 @@ class GradeTask:
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
         if session is None and _python_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-            session.cleanup_in_background = True  # its folder and uid go while the next submission starts
+        if session is not None and _python_file(path):
+            session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
             self._session = session
+            if self._ask is not None:
+                session.on_closed = self._open_next
         elif session is not None and self._ask is not None:
             session.on_ready = self._open_next
         try:
@@ -141,7 +146,7 @@ class GradeTask:
             )
         except BaseException:
             if session is not None:
-                session.on_ready = None  # no next job is asked for on the way out
+                session.on_ready = session.on_closed = None  # no next job is asked for on the way out
                 session.close()
             raise
 
@@ -158,30 +163,33 @@ class GradeTask:
         if not lab.reusable_plans:
             return None
         if self._plans is None:
-            self._plans = lab.plans(self.spec, self.seed.value)
+            self._plans = lab.plans(self.spec, as_seed(self.spec, self.seed).value)  # as grade_submission's
         return list(self._plans)
 
     def _hidden(self, lab: Lab) -> tuple[Path, ...]:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
     def _open_next(self) -> None:
-        """This job's kernel is ready: ask for the next job and, when it is a notebook, open
-        its session and start its kernel (in its own job folder), so that it starts while
-        this one runs, is judged and recorded."""
+        """This job's kernel is ready (a notebook), or its student's processes are closed (a
+        `.py`): ask for the next job and open its session in its own job folder, starting a
+        notebook's kernel or a `.py` file's worker, so that it starts while this one runs
+        (a kernel) or is judged and recorded."""
         ask, self._ask = self._ask, None
         path = ask() if ask is not None else None
         if path is None:
             return
         folder = Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         self._ahead = Ahead(path, folder, None)
-        if not _notebook_file(path):
+        notebook = _notebook_file(path)
+        if not notebook and not _python_file(path):
             return
         lab = self._the_lab()
         previous, tempfile.tempdir = tempfile.tempdir, str(folder)
         try:
-            session = open_session(path, self._hidden(lab))
+            session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
             self._ahead.session = session
-            session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
+            if notebook:
+                session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
         except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
             if self._ahead.session is not None:
                 self._ahead.session.close()
