@@ -8,7 +8,11 @@ per submission of each phase's wall time and of the CPU time of the thread that 
 process's whole CPU (`time.process_time`, every thread) per submission.
 
 Phases nest (an indented phase is part of the one above it); "rest" lines are what the
-outer phase spent outside the phases listed under it. The batch process's side: the
+outer phase spent outside the phases listed under it; a phase a submission skipped counts
+0 for it (the plans, built once per grader process where the lab allows it). A phase is
+counted where it runs: with the next `.py` worker started ahead, its submission's "open"
+runs inside the current one's "close" (Session.on_closed), and the folder's removal and
+uid's release run on a thread, overlapping the next submission's phases. The batch process's side: the
 hand-over (the pool's time for a job, from its hand-out to its result's collection,
 less the grader process's own time for it: pipes, pickling, the loop's tick), the
 gradebook's write and the progress line.
@@ -253,8 +257,8 @@ def main() -> None:
     )
     print(f"  {'phase':58s} {'wall ms':>8s} {'CPU ms':>8s}")
     for name in names:
-        values = [row[name] for row in rows if name in row]
-        if values:
+        values = [row.get(name, (0.0, 0.0)) for row in rows]  # a phase a submission skipped took 0
+        if any(name in row for row in rows):
             wall = statistics.median(v[0] for v in values)
             cpu = statistics.median(v[1] for v in values)
             print(f"  {name:58s} {1000 * wall:8.1f} {1000 * cpu:8.1f}")

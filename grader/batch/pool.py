@@ -193,6 +193,13 @@ class _Worker:
         if self.process.is_alive():
             self.process.terminate()
 
+    def finish(self) -> None:
+        """The batch is done with this idle worker: its pipe closed, it returns from its
+        wait, closes its task (the last submission's folder and uid, given back on a
+        thread, waited for: GradeTask.close) and exits; killed if it doesn't in time."""
+        self.connection.close()
+        self.stop(grace=STOP_GRACE_SECONDS)
+
     def stop(self, grace: float = 0.0) -> None:
         if grace and self.process.is_alive():
             self.process.join(grace)
@@ -278,8 +285,8 @@ def run_jobs(
             worker.stop(grace=STOP_GRACE_SECONDS)
         raise
     finally:
-        for worker in pool:
-            worker.stop()
+        for worker in pool:  # idle now (or stopped above): each closes its task and exits
+            worker.finish()
 
 
 def _context() -> _Context:

@@ -90,11 +90,16 @@ class GradeTask:
     # job folder removed (settled by the next grading's end, or by close())
     _closing: Closing | None = field(default=None, init=False, repr=False, compare=False)
     _session: Session | None = field(default=None, init=False, repr=False, compare=False)
+    _pooled: bool = field(default=False, init=False, repr=False, compare=False)  # see look_ahead
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
         ABGRADE_KERNEL_AHEAD=0 (each kernel or `.py` worker then starts when its grading does)."""
         self._ask = ask if os.environ.get("ABGRADE_KERNEL_AHEAD", "1") != "0" else None
+        # in the local pool, whose grader processes close their task before they exit: a
+        # `.py` submission's folder and uid may then be given back while the next is graded
+        # (elsewhere, a Dask worker say, each grading gives them back before it returns)
+        self._pooled = True
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
         ahead, self._ahead = self._ahead, None
@@ -130,9 +135,9 @@ class GradeTask:
         session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
-        if session is None and _python_file(path):
+        if session is None and self._pooled and _python_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-        if session is not None and _python_file(path):
+        if session is not None and self._pooled and _python_file(path):
             session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
             self._session = session
             if self._ask is not None:
