@@ -10,12 +10,15 @@ that leave processes behind."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import grader.sandbox.session as session_module
+from grader.batch.pool import Job, run_jobs
 from grader.batch.task import GradeTask
 from grader.results import GradeReport
 from grader.sandbox import worker_zygote
@@ -33,7 +36,41 @@ IN_TURN = [
     FIXTURES / "tree" / "bug_no_pruning.py",
 ]
 
-pytestmark = pytest.mark.skipif(not grader_is_root(), reason="uids are leased by a root grader")
+needs_root = pytest.mark.skipif(not grader_is_root(), reason="uids are leased by a root grader")
+
+
+@dataclass
+class ClosedTask:
+    """Writes down each job's grader process, and each process's close() at its end."""
+
+    log: Path
+
+    def __call__(self, path: Path) -> str:
+        (self.log / f"graded-{path.name}").write_text(str(os.getpid()))
+        return path.name
+
+    def close(self) -> None:
+        (self.log / f"closed-{os.getpid()}").touch()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_at_a_batch_end_every_grader_process_closes_its_task_and_exits(tmp_path, workers):
+    """Where the last submission's folder and uid are given back (GradeTask.close): each
+    grader process is told the batch is done, not killed (a pipe's end closed would not
+    do: the processes forked after it hold that end too)."""
+    log = tmp_path / "log"
+    log.mkdir()
+    done: list[str] = []
+    run_jobs(
+        [Job(f"j{i}", tmp_path / f"j{i}") for i in range(8)],
+        ClosedTask(log),
+        workers,
+        60.0,
+        lambda r: done.append(r.value),
+    )
+    assert sorted(done) == sorted(f"j{i}" for i in range(8))
+    graders = {p.read_text() for p in log.glob("graded-*")}
+    assert {p.name.removeprefix("closed-") for p in log.glob("closed-*")} == graders
 
 
 @pytest.fixture
@@ -93,6 +130,7 @@ def graded_in_turn(task: GradeTask, ahead: bool) -> list[GradeReport]:
     return reports
 
 
+@needs_root
 @pytest.mark.parametrize("ahead", [False, True], ids=["one-by-one", "next-worker-ahead"])
 def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases, ahead):
     task = GradeTask("tree", load_spec(spec_path("tree")), SEED, temp_root=tmp_path)
@@ -108,6 +146,7 @@ def test_no_uid_is_leased_while_an_earlier_student_holds_it(tmp_path, leases, ah
     assert list(tmp_path.iterdir()) == []  # every job folder and work folder removed
 
 
+@needs_root
 def test_a_grade_after_a_hostile_one_and_started_ahead_is_its_solo_grade(tmp_path, leases):
     spec = load_spec(spec_path("tree"))
     in_turn = graded_in_turn(GradeTask("tree", spec, SEED, temp_root=tmp_path), ahead=True)
