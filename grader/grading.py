@@ -38,17 +38,20 @@ def grade_submission(
     visible_only: bool = False,
     session: Session | None = None,
     hidden: Sequence[Path] = (),
+    plans: list[CasePlan] | None = None,
 ) -> GradeReport:
     """Grade one submission file. A broken submission is a graded result, never an exception.
     `session`: one opened early on `path` (see commands/grade.py); it is closed here.
     `hidden`: folders the student process must not see besides the grader, its own folder
     and the lab's private folders (a batch passes the class folder and its output folder).
     `seed`: the random cases' seed; a number is one given with --seed; None: the spec's own
-    (seeding.py: never a fresh draw, so that the same file always gets the same grade)."""
+    (seeding.py: never a fresh draw, so that the same file always gets the same grade).
+    `plans`: `lab.plans(spec, seed)` built already, for a lab whose plans are reusable
+    (Lab.reusable_plans: a batch's grader process builds them once); never changed here."""
     started = time.monotonic()
-    if not isinstance(seed, Seed):
-        seed = spec_seed(spec) if seed is None else Seed(seed, "given with --seed")
-    plans = lab.plans(spec, seed.value)  # a broken spec raises SpecError before anything runs
+    seed = as_seed(spec, seed)
+    if plans is None:
+        plans = lab.plans(spec, seed.value)  # a broken spec raises SpecError before anything runs
     if visible_only:  # the student's side: hidden checks never run and never show
         plans = [p for p in plans if any(_visibility(spec, p, kind) == "visible" for kind in p.kinds)]
     report = GradeReport(lab=lab.name, submission=clean_line(str(path), LINE_CHARS), tests=[])
@@ -67,6 +70,13 @@ def grade_submission(
         report.tests = [t for t in report.tests if t.visibility == "visible"]
     report.execution_time = time.monotonic() - started
     return report
+
+
+def as_seed(spec: Spec, seed: Seed | int | None) -> Seed:
+    """The random cases' seed of a grading given `seed` (see grade_submission)."""
+    if isinstance(seed, Seed):
+        return seed
+    return spec_seed(spec) if seed is None else Seed(seed, "given with --seed")
 
 
 def _file_problem(path: Path) -> str | None:

@@ -75,7 +75,9 @@ def _serve(connection: Connection, task: Callable[[Path], Any]) -> None:
             try:
                 path = connection.recv()
             except (EOFError, OSError):
-                return  # the batch is gone or done
+                return  # the batch is gone
+            if path is None:
+                return  # the batch is done (_Worker.finish)
         ahead = NextJob(connection)
         if look_ahead is not None:
             look_ahead(ahead)
@@ -193,6 +195,18 @@ class _Worker:
         if self.process.is_alive():
             self.process.terminate()
 
+    def finish(self) -> None:
+        """The batch is done with this idle worker: told so (None; not by closing its pipe,
+        whose end the grader processes forked later hold too), it returns from its wait,
+        closes its task (the last submission's folder and uid, given back on a thread,
+        waited for: GradeTask.close) and exits; killed if it doesn't in time."""
+        if self.process.is_alive():
+            try:
+                self.connection.send(None)
+            except OSError:
+                pass  # it died meanwhile
+        self.stop(grace=STOP_GRACE_SECONDS)
+
     def stop(self, grace: float = 0.0) -> None:
         if grace and self.process.is_alive():
             self.process.join(grace)
@@ -278,8 +292,8 @@ def run_jobs(
             worker.stop(grace=STOP_GRACE_SECONDS)
         raise
     finally:
-        for worker in pool:
-            worker.stop()
+        for worker in pool:  # idle now (or stopped above): each closes its task and exits
+            worker.finish()
 
 
 def _context() -> _Context:

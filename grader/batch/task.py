@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..grading import grade_submission
-from ..labs import Lab, get_lab
+from ..grading import as_seed, grade_submission
+from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
@@ -45,7 +46,7 @@ class GradingFailed:
 @dataclass
 class Ahead:
     """The next submission of this grader process, opened while it still judged the one
-    before: its session (its own uid, work folder and, for a notebook, its kernel started)
+    before: its session (its own uid, work folder, and its kernel or `.py` worker started)
     in its own job folder. For exactly that submission, and graded next or closed."""
 
     path: Path
@@ -64,7 +65,9 @@ class GradeTask:
     everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
     job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
     kernel is ready, and opens the next submission then, whose kernel starts while this
-    one runs, is judged and recorded."""
+    one runs, is judged and recorded; a `.py` grading asks once its student's processes
+    are closed, and the next submission's worker forks and confines itself while this
+    one is judged and recorded."""
 
     lab_name: str
     spec: Spec
@@ -79,11 +82,24 @@ class GradeTask:
     _ahead: Ahead | None = field(default=None, init=False, repr=False, compare=False)
     _root: Path | None = field(default=None, init=False, repr=False, compare=False)
     _opened: Session | None = field(default=None, init=False, repr=False, compare=False)
+    # the lab's plans for this spec and seed, built on the first grading and reused by the
+    # next ones, when the lab says they keep nothing of a grading (Lab.reusable_plans)
+    _plans: list[CasePlan] | None = field(default=None, init=False, repr=False, compare=False)
+    # the last `.py` submission's close-out, under way on the session's own thread while the
+    # next one is graded: its work folder removed, its uid released (reaped, swept), then its
+    # job folder removed (settled by the next grading's end, or by close())
+    _closing: Closing | None = field(default=None, init=False, repr=False, compare=False)
+    _session: Session | None = field(default=None, init=False, repr=False, compare=False)
+    _pooled: bool = field(default=False, init=False, repr=False, compare=False)  # see look_ahead
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
-        ABGRADE_KERNEL_AHEAD=0 (each kernel then starts when its grading does)."""
+        ABGRADE_KERNEL_AHEAD=0 (each kernel or `.py` worker then starts when its grading does)."""
         self._ask = ask if os.environ.get("ABGRADE_KERNEL_AHEAD", "1") != "0" else None
+        # in the local pool, whose grader processes close their task before they exit: a
+        # `.py` submission's folder and uid may then be given back while the next is graded
+        # (elsewhere, a Dask worker say, each grading gives them back before it returns)
+        self._pooled = True
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
         ahead, self._ahead = self._ahead, None
@@ -105,20 +121,37 @@ class GradeTask:
             if opened is not None:  # opened ahead, and grade() never took it
                 opened.close()
             tempfile.tempdir = previous
-            shutil.rmtree(job_folder, ignore_errors=True)
+            closing, self._closing = self._closing, None
+            session, self._session = self._session, None
+            if session is not None:  # kept before the wait below: a stop there still settles it (close)
+                self._closing = Closing(session, job_folder)
+            else:
+                shutil.rmtree(job_folder, ignore_errors=True)
+            if closing is not None:  # the submission before: its close-out overlapped this grading
+                closing.settle()
 
     def grade(self, path: Path) -> GradeReport:
         lab = self._the_lab()
         session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
-        if session is not None and self._ask is not None:
+        if session is None and self._pooled and _python_file(path):
+            session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
+        if session is not None and self._pooled and _python_file(path):
+            session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
+            self._session = session
+            if self._ask is not None:
+                session.on_closed = self._open_next
+        elif session is not None and self._ask is not None:
             session.on_ready = self._open_next
         try:
-            return grade_submission(path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session)
+            plans = self._reused_plans(lab)
+            return grade_submission(
+                path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session, plans=plans
+            )
         except BaseException:
             if session is not None:
-                session.on_ready = None  # no next job is asked for on the way out
+                session.on_ready = session.on_closed = None  # no next job is asked for on the way out
                 session.close()
             raise
 
@@ -128,27 +161,40 @@ class GradeTask:
             worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
         return self._lab
 
+    def _reused_plans(self, lab: Lab) -> list[CasePlan] | None:
+        """The plans every submission of this grader process is graded with, built once (a
+        copy of the list each time: the pipeline only reads it), or None when the lab's
+        plans keep a grading's state and each grading builds its own."""
+        if not lab.reusable_plans:
+            return None
+        if self._plans is None:
+            self._plans = lab.plans(self.spec, as_seed(self.spec, self.seed).value)  # as grade_submission's
+        return list(self._plans)
+
     def _hidden(self, lab: Lab) -> tuple[Path, ...]:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
     def _open_next(self) -> None:
-        """This job's kernel is ready: ask for the next job and, when it is a notebook, open
-        its session and start its kernel (in its own job folder), so that it starts while
-        this one runs, is judged and recorded."""
+        """This job's kernel is ready (a notebook), or its student's processes are closed (a
+        `.py`): ask for the next job and open its session in its own job folder, starting a
+        notebook's kernel or a `.py` file's worker, so that it starts while this one runs
+        (a kernel) or is judged and recorded."""
         ask, self._ask = self._ask, None
         path = ask() if ask is not None else None
         if path is None:
             return
         folder = Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         self._ahead = Ahead(path, folder, None)
-        if not _notebook_file(path):
+        notebook = _notebook_file(path)
+        if not notebook and not _python_file(path):
             return
         lab = self._the_lab()
         previous, tempfile.tempdir = tempfile.tempdir, str(folder)
         try:
-            session = open_session(path, self._hidden(lab))
+            session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
             self._ahead.session = session
-            session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
+            if notebook:
+                session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
         except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
             if self._ahead.session is not None:
                 self._ahead.session.close()
@@ -157,10 +203,39 @@ class GradeTask:
             tempfile.tempdir = previous
 
     def close(self) -> None:
-        """What was opened ahead and will not be graded here (the batch was interrupted)."""
+        """What was opened ahead and will not be graded here (the batch was interrupted),
+        and the last submission's close-out, waited for: no uid or folder of a student
+        outlives its grader process's work."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead.close()
+        closing, self._closing = self._closing, None
+        if closing is not None:
+            closing.settle()
+
+
+@dataclass
+class Closing:
+    """A graded `.py` submission whose session was closed with its clean-up on a thread
+    (Session.cleanup_in_background): its processes are killed already; the thread removes
+    its work folder and releases its uid (the uid's lease is held until then, so no other
+    grading can get it while anything of this student may live). `settle` waits for it
+    and removes the job folder."""
+
+    session: Session
+    job_folder: Path
+
+    def settle(self) -> None:
+        try:
+            self.session.wait_closed()
+        except Exception as exc:  # noqa: BLE001 - the grade is recorded already; the uid is reaped at its next lease
+            print(f"abgrade: cleaning up after a submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            shutil.rmtree(self.job_folder, ignore_errors=True)
+
+
+def _python_file(path: Path) -> bool:
+    return path.suffix == ".py" and path.is_file() and not path.is_symlink()
 
 
 def _notebook_file(path: Path) -> bool:

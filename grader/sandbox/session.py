@@ -196,6 +196,10 @@ class Session:
         # called once, when the submission's first student process is ready (before any of
         # its code runs): a batch's grader process starts its next submission's kernel then
         self.on_ready: Callable[[], None] | None = None
+        # called once, by close(), once the submission's processes are killed and its output
+        # read: a batch's grader process opens its next `.py` submission then, whose worker
+        # forks and confines itself while this one is judged and recorded
+        self.on_closed: Callable[[], None] | None = None
 
     def configure(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> Session:
         """`random_seed`: what the student's own random generators are seeded with before
@@ -313,6 +317,9 @@ class Session:
         elif self._cleaning is None:
             self._cleaning = threading.Thread(target=self._clean_up_keeping_error, name="abgrade-cleanup")
             self._cleaning.start()
+        then, self.on_closed = self.on_closed, None
+        if then is not None:
+            then()
 
     def _clean_up(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)

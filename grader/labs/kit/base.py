@@ -117,6 +117,11 @@ class Lab(ABC):
     # the conventions a spec of this lab may declare (`cutoff`, `returns`: spec.Conventions),
     # which its reference, stored expectations, accepted variants and diagnoses follow
     conventions: ClassVar[tuple[str, ...]] = ()
+    # True when the plans of one (spec, seed) keep nothing a grading changes (pure judges
+    # over frozen cases): a batch's grader process then builds them once and grades every
+    # submission with them (batch/task.py). False (the default) where a plan keeps what a
+    # grading played (the agents lab's matches record their games): each grading gets its own.
+    reusable_plans: ClassVar[bool] = False
 
     def adopt(self, spec: Spec) -> Spec:
         """The spec as this lab grades with it (default: as read). A lab folder folds its

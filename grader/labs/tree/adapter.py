@@ -24,6 +24,7 @@ class TreeLab(Lab):
     bug_hints = {**DIAGNOSIS_HINTS, **MIRRORED_HINTS}  # a strict course's mirrored bug too
     observed_fields = {"reads": "labels"}
     conventions = ("cutoff", "returns")
+    reusable_plans = True  # pure judges over frozen cases and trees (judges.py, cases.py)
 
     def hints(self, spec: Spec) -> Mapping[str, str]:
         return hints_for(">" if spec.conventions.strict else ">=")
