@@ -194,7 +194,7 @@ class GradeTask:
             session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
             self._ahead.session = session
             if notebook:
-                session.start_ahead(lab.probe, self.spec.limits, student_seed(self.seed))
+                session.start_ahead(lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed)))
         except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
             if self._ahead.session is not None:
                 self._ahead.session.close()
