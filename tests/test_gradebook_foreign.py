@@ -105,3 +105,19 @@ def test_an_older_gradebook_still_opens_and_an_empty_file_becomes_one(tmp_path):
     Gradebook(empty).close()
     with closing(sqlite3.connect(empty)) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
+
+
+@pytest.mark.parametrize("version", ["\u00b2", "9" * 5000])
+def test_a_schema_version_that_is_no_small_number_is_not_ours(tmp_path, version):
+    """A meta table whose schema version int() can't read (a superscript digit, 5,000
+    digits) is another program's file, said so, not a traceback."""
+    book = tmp_path / "gradebook.sqlite"
+    with closing(sqlite3.connect(book)) as db:
+        db.execute("CREATE TABLE meta (key TEXT, value TEXT)")
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (version,))
+        db.commit()
+    before = book.read_bytes()
+    done = abgrade("gradebook", "show", "--book", book, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "not an abgrade gradebook" in done.stderr and "Traceback" not in done.stderr
+    assert book.read_bytes() == before

@@ -282,7 +282,7 @@ def check_before_opening(path: Path) -> None:
     if not tables:
         return
     version = found[0] if found is not None else None
-    if not isinstance(version, str) or not version.isdigit():
+    if not isinstance(version, str) or not (version.isascii() and version.isdigit() and len(version) < 10):
         raise NotOurGradebook(
             f"{path}: not an abgrade gradebook (an SQLite database without abgrade's schema version); give the "
             "batch's output folder (DIR-abgrade), or move this file out of the way"
