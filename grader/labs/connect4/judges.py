@@ -539,10 +539,15 @@ NO_MATCH = (
 )
 
 
+REPLAY_MOST = 150_000  # next_states calls: the bundled clock's 10 s time limit and the guard, and some
+MOST_ROUNDS = 31  # a case's max_limit is at most 30: the guard stops evaluate past it
+
+
 def replay_budget(time_limit: float, clock: VirtualClock) -> int:
     """The most next_states calls a search's finished rounds can hold: the guard stops it
-    GUARD_SECONDS past its time limit on the virtual clock."""
-    return int((time_limit + GUARD_SECONDS) / clock.per_call) + 1
+    GUARD_SECONDS past its time limit on the virtual clock (at most REPLAY_MOST: a case's
+    faster clock lets a search go further, and its rounds then keep the CPU-time rule)."""
+    return min(int((time_limit + GUARD_SECONDS) / clock.per_call) + 1, REPLAY_MOST)
 
 
 def known_deepenings() -> list[tuple[str, bool, Variant]]:
@@ -565,7 +570,9 @@ def rounds_matched(
     """The first known search whose rounds at limits 0, 1, ... make the counts the marks
     report (each round's end minus its start), or None (a round unfinished, or no known
     search's counts)."""
-    if [step[0] for step in steps] != list(range(len(steps))) or any(ended is None for _, ended in marks):
+    if len(steps) > MOST_ROUNDS or [step[0] for step in steps] != list(range(len(steps))):
+        return None
+    if any(ended is None for _, ended in marks):
         return None
     ends = cast(list[tuple[tuple[int, int], tuple[int, int]]], marks)
     claimed = [ended[0] - began[0] for began, ended in ends]
