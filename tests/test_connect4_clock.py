@@ -86,6 +86,71 @@ def test_unreadable_counts_are_a_failure_not_a_crash():
     assert not verdict.passed and "could not be read" in verdict.message
 
 
+# --- rounds whose counts are a known search's (the reference's counts, not the report's) ---
+
+# each round's next_states calls on the empty board: evaluate(State, k) after 0..k-1 on one cache
+SEED_ROUNDS = [0, 1, 8, 33, 116, 504, 1288, 4929]  # the course's code: round 6 ends at 0.202 s
+NO_ORDERING_ROUNDS = [0, 1, 8, 28, 124, 433, 1696]  # no accepted search's from round 4 on
+
+
+def ends_of(rounds: list[int], before: int = 0) -> list[int]:
+    """The calls done when each round ended, `before` of them before the first round."""
+    ends, done = [], before
+    for count in rounds:
+        done += count
+        ends.append(done)
+    return ends
+
+
+def test_rounds_of_an_accepted_search_are_judged_on_its_counts_without_the_cpu_rule():
+    observation = call(ends_of(SEED_ROUNDS[:7]))
+    observation["student_cpu_seconds"] = 0.0  # the CPU rule would fail 1,950 claimed calls: the counts are proven
+    verdict, _ = judged(observation, 0.1)
+    assert verdict.passed, verdict.message
+    assert "those of an accepted search (the course's code with heapq)" in verdict.message
+
+
+def test_a_stop_claimed_by_calls_outside_the_rounds_fails_whatever_the_cpu_time():
+    """The seed's rounds at limits 0 and 1, after 1,000 calls the report puts before the
+    first round (past the 0.1 s limit from the call's start): the CPU rule alone passed it
+    when the process burnt 20 ms; the rounds are the course's, so its clock is replayed."""
+    observation = call(ends_of(SEED_ROUNDS[:2], before=1000), first_began=1000)
+    observation["student_cpu_seconds"] = 10.0
+    verdict, _ = judged(observation, 0.1)
+    assert not verdict.passed
+    assert "stopped after limit 1 (0.0021 s after the start on the grader's clock), before the time limit" in (
+        verdict.message
+    )
+    assert "the 1,000 calls the report puts outside evaluate's rounds are not counted" in verdict.message
+
+
+def test_rounds_are_replayed_only_as_far_as_the_guard_lets_a_search_go():
+    """At 1 ms a call, the guard stops a search 2.1 s into a 0.1 s limit: 2,100 calls. The
+    course's rounds to limit 6 make 1,950 (replayed, and matched); to limit 7, 6,879: no
+    genuine search finished them, and the reference stops replaying there."""
+    slow = VirtualClock(per_call=0.001)
+    for rounds, said in [(7, "those of an accepted search"), (8, "no accepted search's (nor a known bug's)")]:
+        verdict, _ = judge_deepening(call(ends_of(SEED_ROUNDS[:rounds])), EMPTY, VALUES, 0.1, "pd_evaluate", slow)
+        assert said in verdict.message, (rounds, verdict.message)
+
+
+def test_rounds_of_a_known_bug_are_named_and_judged_on_its_counts():
+    verdict, _ = judged(call(ends_of(NO_ORDERING_ROUNDS)), 0.1)
+    assert verdict.passed, verdict.message
+    assert "exactly those of a search without move ordering (successors in next_states order)" in verdict.message
+
+
+def test_rounds_of_no_known_search_keep_the_cpu_rule_and_say_so():
+    observation = call(ends_of([0, 1, 8, 30, 120, 500, 1300]))
+    observation["student_cpu_seconds"] = 0.01
+    verdict, _ = judged(observation, 0.1)
+    assert not verdict.passed and "less than those calls take" in verdict.message
+    assert "no accepted search's (nor a known bug's)" in verdict.message
+    observation["student_cpu_seconds"] = 1.0
+    verdict, _ = judged(observation, 0.1)
+    assert verdict.passed and "no accepted search's (nor a known bug's)" in verdict.message
+
+
 # --- the spec -------------------------------------------------------------------------
 
 

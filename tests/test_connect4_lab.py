@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from grader.exercises import exercise_notebook_path, exercise_notebook_text, exercise_path, exercise_text
 from grader.grading import grade_submission
 from grader.labs import get_lab
+from grader.labs.connect4.hints import COUNT_BUGS
 from grader.labs.connect4.judges import judge_cache
 from grader.labs.connect4.random_cases import random_positions
 from grader.paths import SOLUTIONS_DIR
@@ -63,6 +64,8 @@ def test_accepted_variants_get_full_marks(name, lab, spec):
     report = graded(FIXTURES / f"{name}.py", lab, spec)
     assert report.score == report.max_score > 0, explain(report)
     assert set(report.subtotals()) == KINDS
+    deepening = [t.output for t in report.tests if t.kind == "deepening"]
+    assert deepening and all("counts are those of an accepted search" in said for said in deepening), deepening
 
 
 def test_the_reference_solution_gets_full_marks(lab, spec):
@@ -106,6 +109,9 @@ def test_classic_bugs_fail_exactly_the_kinds_they_touch(name, lab, spec):
     if bug:
         assert bug in diagnoses(report), explain(report)
         assert any(f"Likely cause: {lab.bug_hints[bug]}" in t.output for t in report.tests)
+    if bug in COUNT_BUGS:  # its deepening's rounds are that search's: named, and judged on its counts
+        deepening = [t.output for t in report.tests if t.kind == "deepening"]
+        assert all(f"exactly those of {COUNT_BUGS[bug]}" in said for said in deepening), deepening
 
 
 def test_at_least_five_classic_bugs_are_named(lab, spec):

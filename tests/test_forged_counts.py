@@ -123,19 +123,36 @@ def test_an_emptied_record_of_next_states_calls_gains_nothing(tmp_path):
 # --- connect4: `deepening` from the times of the rounds -----------------------------------------
 
 
+def honest_half(path: Path) -> tuple[str, str]:
+    """A deepening forgery's code but its header and its `_forge` (and `_burn`): the same
+    for both forgeries, so one grading of their honest half serves both."""
+    text = path.read_text()
+    return text[text.index('"""The course') : text.index("def _forge")], text[text.index("def pd_evaluate") :]
+
+
 def test_a_deepening_that_stops_early_and_rewrites_its_times_gains_nothing(tmp_path):
     """pd_evaluate stops at limit 1, long before its time limit, then rewrites the observer's
-    record of its last round to say it ended past the limit: the grader's clock says otherwise."""
-    forged_path = FIXTURES / "connect4" / "forged_deepening_time.py"
+    record of its rounds to say the time ran out: its last round's end (counts no search
+    makes: the CPU time says otherwise), or every mark moved past calls said to come before
+    the first round (the rounds are the course's: the grader's clock is replayed from the
+    reference's counts, even when the process burnt the CPU time the claimed calls take)."""
     spec = only(load_spec(spec_path("connect4")), {"deepening-decided", "deepening-timed"})
-    forged = grade(forged_path, "connect4", spec)
-    honest = grade(without_forgery(forged_path, tmp_path, "    _forge(time_limit)  # the forgery\n"), "connect4", spec)
-    assert gains(forged, honest) == {}
-    deepening = [t for t in forged.tests if t.kind == "deepening"]
-    assert len(deepening) == 2 and not any(t.passed for t in deepening)
-    assert all("less than those calls take" in t.output for t in deepening), [t.output for t in deepening]
+    cut = "    _forge(time_limit)  # the forgery\n"
+    honest = grade(without_forgery(FIXTURES / "connect4" / "forged_deepening_time.py", tmp_path, cut), "connect4", spec)
+    for name, said in [
+        ("forged_deepening_time", "less than those calls take"),
+        ("forged_deepening_marks", "calls the report puts outside evaluate's rounds are not counted"),
+    ]:
+        forged_path = FIXTURES / "connect4" / f"{name}.py"
+        assert honest_half(forged_path) == honest_half(FIXTURES / "connect4" / "forged_deepening_time.py")
+        forged = grade(forged_path, "connect4", spec)
+        assert gains(forged, honest) == {} and forged.score == honest.score, name
+        deepening = [t for t in forged.tests if t.kind == "deepening"]
+        assert len(deepening) == 2 and not any(t.passed for t in deepening)
+        assert all(said in t.output for t in deepening), [t.output for t in deepening]
     correct = grade(FIXTURES / "connect4" / "correct_seed.py", "connect4", spec)
     assert correct.score == correct.max_score, [t.output for t in correct.tests if not t.passed]
+    assert all("those of an accepted search" in t.output for t in correct.tests if t.kind == "deepening")
 
 
 def test_a_cache_report_that_hides_entries_as_repeated_gains_nothing(tmp_path):

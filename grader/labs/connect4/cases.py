@@ -19,6 +19,9 @@ The timed calls run on the virtual clock (clock.py); a case may set its rates wi
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from reference.connect4_search import (
@@ -161,6 +164,90 @@ def replay(State: tuple, limit: int, variant: Any) -> Replay:
     before = warm.next_states_calls
     warm.evaluate(State, limit, f)
     return Replay((cold.next_states_calls, warm.next_states_calls - before), (cold.cache, warm.cache))
+
+
+class _OverBudget(Exception):
+    """A replayed deepening went past its budget of next_states calls."""
+
+
+class _BudgetedGame:
+    """The judges' game with a budget of next_states calls (a report can claim rounds no
+    genuine search made in its time: replaying them must not keep the grader for minutes)."""
+
+    gPlayers = connect4.gPlayers
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+        self.to_move, self.finished, self.utility, self.heuristic = (
+            GAME.to_move,
+            GAME.finished,
+            GAME.utility,
+            GAME.heuristic,
+        )
+
+    def next_states(self, State: tuple, player: str) -> list:
+        self.left -= 1
+        if self.left < 0:
+            raise _OverBudget
+        return GAME.next_states(State, player)
+
+
+# (State, variant, budget) -> (the rounds' counts known, whether the next round is past the
+# budget): a few integers each, kept for the gradings to come (the same cases every time)
+_ROUNDS: OrderedDict[tuple, tuple[tuple[int, ...], bool]] = OrderedDict()
+_ROUNDS_KEPT = 256
+_ROUNDS_LOCK = threading.Lock()
+
+
+def rounds_match(State: tuple, variant: Any, claimed: Sequence[int], budget: int) -> bool:
+    """Whether `claimed[k]` is, for every k, the next_states calls of `variant`'s
+    `evaluate(State, k, f)` after evaluate(State, 0..k-1, f) on one empty cache: what
+    pd_evaluate's round at limit k calls (the warm count the nodes check replays). Worked out
+    round by round, only as far as the counts agree and within `budget` calls in all (a
+    genuine search's rounds fit in what the guard lets it run); memoised."""
+    key = (State, variant, budget)
+    with _ROUNDS_LOCK:
+        known, exhausted = _ROUNDS.get(key, ((), False))
+    verdict = _agrees(known, exhausted, claimed)
+    if verdict is not None:
+        return verdict
+    known, exhausted = _replay_rounds(State, variant, claimed, budget)
+    with _ROUNDS_LOCK:
+        if len(known) >= len(_ROUNDS.get(key, ((), False))[0]):
+            _ROUNDS[key] = (known, exhausted)
+            _ROUNDS.move_to_end(key)
+        while len(_ROUNDS) > _ROUNDS_KEPT:
+            _ROUNDS.popitem(last=False)
+    return bool(_agrees(known, exhausted, claimed))
+
+
+def _agrees(known: tuple[int, ...], exhausted: bool, claimed: Sequence[int]) -> bool | None:
+    """Whether the claimed counts are the known ones; None when more rounds must be replayed."""
+    for index, count in enumerate(claimed):
+        if index >= len(known):
+            return False if exhausted else None
+        if known[index] != count:
+            return False
+    return True
+
+
+def _replay_rounds(State: tuple, variant: Any, claimed: Sequence[int], budget: int) -> tuple[tuple[int, ...], bool]:
+    """`variant`'s rounds on `State` up to the first that differs from `claimed` (or all of
+    them), and whether the budget ran out before the next."""
+    search = SeedSearch(game=_BudgetedGame(budget), variant=variant)
+    f = search.maxValue if maximizing(State) else search.minValue
+    found: list[int] = []
+    try:
+        for limit, count in enumerate(claimed):
+            before = search.next_states_calls
+            search.evaluate(State, limit, f)
+            search.expanded.clear()  # the states it expanded: not needed, and they add up
+            found.append(search.next_states_calls - before)
+            if found[-1] != count:
+                break
+    except _OverBudget:
+        return tuple(found), True
+    return tuple(found), False
 
 
 def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, cast
 
-from reference.connect4_search import ACCEPTED, FLAG_SPELLINGS, depth_limited_value, entry_holds, optimal_successors
+from reference.connect4_search import (
+    ACCEPTED,
+    BUGS,
+    FLAG_SPELLINGS,
+    Variant,
+    depth_limited_value,
+    entry_holds,
+    optimal_successors,
+)
 from reference.games import connect4
 
 from ...checks import Verdict
@@ -13,8 +22,8 @@ from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from ..kit.observations import STUDENT_CPU
 from .cache_match import Difference, cache_difference, reported
-from .cases import GAME, Replay, variant_counts
-from .clock import VirtualClock, counts
+from .cases import GAME, Replay, rounds_match, variant_counts
+from .clock import GUARD_SECONDS, VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
 from .picture import entry_details, move_details, position_details
 
@@ -489,24 +498,115 @@ def marks_consistent(marks: list[tuple[tuple[int, int] | None, tuple[int, int] |
     return True
 
 
+@dataclass(frozen=True)
+class RoundsMatch:
+    """A known search whose deepening rounds make exactly the next_states counts the
+    student's rounds report, round by round: the reference's counts, not the report's word."""
+
+    name: str
+    accepted: bool
+    counts: tuple[int, ...]  # each round's next_states calls
+    outside: int  # the calls the report puts before the first round or between rounds
+
+    def marks(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        """The rounds' marks of that search, from the call's start: no calls outside them."""
+        marks, done = [], 0
+        for index, count in enumerate(self.counts):
+            marks.append(((done, index), (done + count, index + 1)))
+            done += count
+        return marks
+
+    def said(self) -> str:
+        if self.accepted:
+            whose = f"those of an accepted search ({ACCEPTED_SAY.get(self.name, self.name)})"
+        else:
+            whose = f"exactly those of {COUNT_BUGS[self.name]}, a known bug (see nodes)"
+        said = (
+            f"Its rounds' next_states counts are {whose}, so the grader's clock is replayed from "
+            "the reference's counts of that search"
+        )
+        if self.outside:
+            said += (
+                f"; the {self.outside:,} calls the report puts outside evaluate's rounds are not counted "
+                "(that search makes none)"
+            )
+        return said + "."
+
+
+NO_MATCH = (
+    "Its rounds' next_states counts are no accepted search's (nor a known bug's): the grader's clock is "
+    "replayed from the counts its process reported."
+)
+
+
+REPLAY_MOST = 150_000  # next_states calls: the bundled clock's 10 s time limit and the guard, and some
+MOST_ROUNDS = 31  # a case's max_limit is at most 30: the guard stops evaluate past it
+
+
+def replay_budget(time_limit: float, clock: VirtualClock) -> int:
+    """The most next_states calls a search's finished rounds can hold: the guard stops it
+    GUARD_SECONDS past its time limit on the virtual clock (at most REPLAY_MOST: a case's
+    faster clock lets a search go further, and its rounds then keep the CPU-time rule)."""
+    return min(int((time_limit + GUARD_SECONDS) / clock.per_call) + 1, REPLAY_MOST)
+
+
+def known_deepenings() -> list[tuple[str, bool, Variant]]:
+    """The searches whose rounds the judge replays: the accepted ones (the course's code
+    first), then the bugs the nodes check names by their counts."""
+    searches, seen = [], set()
+    for name, variant, accepted in [
+        *((n, v, True) for n, v in ACCEPTED.items()),
+        *((n, BUGS[n][0], False) for n in COUNT_BUGS),
+    ]:
+        if variant not in seen:
+            seen.add(variant)
+            searches.append((name, accepted, variant))
+    return searches
+
+
+def rounds_matched(
+    steps: list[list], marks: list[tuple[tuple[int, int] | None, tuple[int, int] | None]], State: tuple, budget: int
+) -> RoundsMatch | None:
+    """The first known search whose rounds at limits 0, 1, ... make the counts the marks
+    report (each round's end minus its start), or None (a round unfinished, or no known
+    search's counts)."""
+    if len(steps) > MOST_ROUNDS or [step[0] for step in steps] != list(range(len(steps))):
+        return None
+    if any(ended is None for _, ended in marks):
+        return None
+    ends = cast(list[tuple[tuple[int, int], tuple[int, int]]], marks)
+    claimed = [ended[0] - began[0] for began, ended in ends]
+    outside = ends[-1][1][0] - sum(claimed)
+    for name, accepted, variant in known_deepenings():
+        if rounds_match(State, variant, claimed, budget):
+            return RoundsMatch(name, accepted, tuple(claimed), outside)
+    return None
+
+
 def deepening_findings(
     call: dict, State: tuple, values: list, time_limit: float, clock: VirtualClock
-) -> tuple[list[str], set[str]]:
-    """What is wrong with one pd_evaluate call, and which deepening bugs it shows. The
-    stop rule is judged on the virtual clock, replayed from the counts: pd_evaluate took
-    its start somewhere between the start of the call and its first round, so it must
-    stop after a round that ended past `time_limit` even from the latest possible start,
-    and must not stop (undecided) after one that ended within it even from the earliest."""
+) -> tuple[list[str], set[str], str]:
+    """What is wrong with one pd_evaluate call, which deepening bugs it shows, and what the
+    clock was replayed from. The stop rule is judged on the virtual clock: pd_evaluate took
+    its start somewhere between the start of the call and its first round, so it must stop
+    after a round that ended past `time_limit` even from the latest possible start, and must
+    not stop (undecided) after one that ended within it even from the earliest. When the
+    rounds' counts are a known search's (rounds_matched), the clock is replayed from that
+    search's counts, from the first round on; else from the marks the process reported."""
     steps = rounds(call, State)
     problems: list[str] = []
     shown: set[str] = set()
     if not steps:
-        return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown
+        return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown, ""
     marks = [(counts(began), counts(ended)) for _limit, _value, began, ended, _state in steps]
     first = marks[0][0]
     unreadable = any(began is None or (ended is None and i < len(steps) - 1) for i, (began, ended) in enumerate(marks))
     if first is None or unreadable or not marks_consistent(marks, call):
-        return ["the observer's report of the rounds could not be read (was it tampered with?)."], shown
+        return ["the observer's report of the rounds could not be read (was it tampered with?)."], shown, ""
+    match = rounds_matched(steps, marks, State, replay_budget(time_limit, clock))
+    if match is not None:  # the reference's counts: the report's own marks are not read
+        marks, first = list(match.marks()), (0, 0)
+    basis = match.said() if match is not None else NO_MATCH
     latest_start = clock.seconds(*first)
     limits = [s[0] for s in steps]
     if limits != list(range(len(steps))):
@@ -541,13 +641,14 @@ def deepening_findings(
         problems.append(f"The grader stopped pd_evaluate: {stop_reason(call)}.")
         if not shown:
             shown.add("deepening_ignores_decided" if decided(steps[-1][1]) else "deepening_ignores_time")
-        return problems, shown
+        return problems, shown, basis
     if call.get("error"):
-        return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown
+        return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown, basis
     limit, value, _began, _ended, _state = steps[-1]
     ended = marks[-1][1]
     if ended is None:
-        return [*problems, "the observer's report of the last round could not be read (was it tampered with?)."], shown
+        problems.append("the observer's report of the last round could not be read (was it tampered with?).")
+        return problems, shown, basis
     if not decided(value) and clock.seconds(*ended) < time_limit - clock.slack and not problems:
         problems.append(
             f"pd_evaluate stopped after limit {limit} ({clock.seconds(*ended):.4f} s after the start on the "
@@ -555,10 +656,11 @@ def deepening_findings(
             f"\n{clock.described()}"
         )
     spent, claimed = call.get(STUDENT_CPU), ended[0]
-    if isinstance(spent, float) and not decided(value) and not problems and spent < claimed * MIN_CPU_PER_CALL:
-        # the rounds' counts are the student's process's word; the CPU time it used for the
-        # request is the grader's measurement, which it can lengthen (by computing) but never
-        # shorten: counts no search could make in that time were not made
+    unproven = match is None and not decided(value) and not problems
+    if unproven and isinstance(spent, float) and spent < claimed * MIN_CPU_PER_CALL:
+        # counts of no known search are the student's process's word; the CPU time it used
+        # for the request is the grader's measurement, which it can lengthen (by computing)
+        # but never shorten: counts no search could make in that time were not made
         problems.append(
             f"pd_evaluate's rounds report {claimed:,} calls of next_states, but the whole request used "
             f"{spent:.3f} s of CPU time, less than those calls take (at least {MIN_CPU_PER_CALL * 1e6:g} us "
@@ -570,7 +672,7 @@ def deepening_findings(
             f"pd_evaluate returned {show(call.get('returned'))}; it must return the pair "
             f"({show(value)}, {limit}) of its last search."
         )
-    return problems, shown
+    return problems, shown, basis
 
 
 def same_number(a: Any, b: Any) -> bool:
@@ -580,13 +682,14 @@ def same_number(a: Any, b: Any) -> bool:
 def judge_deepening(
     call: dict, State: tuple, values: list, time_limit: float, text: str, clock: VirtualClock
 ) -> tuple[Verdict, set[str]]:
-    problems, shown = deepening_findings(call, State, values, time_limit, clock)
+    problems, shown, basis = deepening_findings(call, State, values, time_limit, clock)
     steps = rounds(call, State)
+    said = f"\n{basis}" if basis else ""
     if not problems:
         last = steps[-1]
         why = "the value is decided" if decided(last[1]) else f"the time limit of {time_limit} s had passed"
-        return Verdict.ok(f"{text} searched to limits 0 to {last[0]} and stopped because {why}."), shown
-    return at(State, Verdict.fail("\n".join([f"{text}:", *problems]) + f"\nThe position:{drawn(State)}")), shown
+        return Verdict.ok(f"{text} searched to limits 0 to {last[0]} and stopped because {why}.{said}"), shown
+    return at(State, Verdict.fail("\n".join([f"{text}:", *problems]) + f"{said}\nThe position:{drawn(State)}")), shown
 
 
 def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list, text: str) -> Verdict:
