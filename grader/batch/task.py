@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
-from ..sandbox.session import Session
+from ..sandbox.session import PythonSession, Session
 from ..seeding import Seed, student_seed
 from ..spec import Spec
 from .discovery import clean_name
@@ -45,17 +46,28 @@ class GradingFailed:
 
 @dataclass
 class Ahead:
-    """The next submission of this grader process, opened while it still judged the one
+    """The next submission of this grader process, opened while it still ran the one
     before: its session (its own uid, work folder, and its kernel or `.py` worker started)
     in its own job folder. For exactly that submission, and graded next or closed."""
 
     path: Path
     folder: Path
-    session: Session | None  # None: nothing to start ahead (not a notebook file)
+    session: Session | None  # None: nothing to start ahead (neither a notebook nor a `.py` file)
+    # a `.py` session opens on this thread (uid lease, folder, the worker's fork): the
+    # grading under way goes on meanwhile; `opened` waits for it
+    opening: threading.Thread | None = None
+
+    def opened(self) -> Session | None:
+        """The session, once its opening (if on a thread) is over; None if it failed."""
+        if self.opening is not None:
+            self.opening.join()
+            self.opening = None
+        return self.session
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.close()  # the kernel killed, the uid and the borrowed ACL entries given back
+        session = self.opened()
+        if session is not None:
+            session.close()  # its kernel or worker killed, the uid and the borrowed ACL entries given back
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -65,9 +77,10 @@ class GradeTask:
     everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
     job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
     kernel is ready, and opens the next submission then, whose kernel starts while this
-    one runs, is judged and recorded; a `.py` grading asks once its student's processes
-    are closed, and the next submission's worker forks and confines itself while this
-    one is judged and recorded."""
+    one runs, is judged and recorded; a `.py` grading asks once its submission is loaded,
+    and the next submission is opened on a thread (its uid leased, its folder made, its
+    worker forked), whose worker confines itself while this one's cases run: the next
+    grading finds it ready."""
 
     lab_name: str
     spec: Spec
@@ -109,7 +122,7 @@ class GradeTask:
         self._root = self.temp_root or Path(tempfile.gettempdir())  # where job folders go (not inside one)
         job_folder = ahead.folder if ahead is not None else Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         previous, tempfile.tempdir = tempfile.tempdir, str(job_folder)
-        self._opened = ahead.session if ahead is not None else None
+        self._opened = ahead.opened() if ahead is not None else None
         try:
             return self.grade(path)
         except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the class
@@ -140,9 +153,7 @@ class GradeTask:
         if session is not None and self._pooled and _python_file(path):
             session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
             self._session = session
-            if self._ask is not None:
-                session.on_closed = self._open_next
-        elif session is not None and self._ask is not None:
+        if session is not None and self._ask is not None:
             session.on_ready = self._open_next
         try:
             plans = self._reused_plans(lab)
@@ -151,7 +162,7 @@ class GradeTask:
             )
         except BaseException:
             if session is not None:
-                session.on_ready = session.on_closed = None  # no next job is asked for on the way out
+                session.on_ready = None  # no next job is asked for on the way out
                 session.close()
             raise
 
@@ -175,10 +186,11 @@ class GradeTask:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
     def _open_next(self) -> None:
-        """This job's kernel is ready (a notebook), or its student's processes are closed (a
-        `.py`): ask for the next job and open its session in its own job folder, starting a
-        notebook's kernel or a `.py` file's worker, so that it starts while this one runs
-        (a kernel) or is judged and recorded."""
+        """This job's kernel is ready (a notebook), or its submission is loaded (a `.py`):
+        ask for the next job (here, on the grading's thread: the question and the result
+        share the pool's pipe) and open its session in its own job folder, starting a
+        notebook's kernel, or a `.py` file's worker on a thread of its own, so that it
+        starts while this one runs, is judged and recorded."""
         ask, self._ask = self._ask, None
         path = ask() if ask is not None else None
         if path is None:
@@ -189,6 +201,13 @@ class GradeTask:
         if not notebook and not _python_file(path):
             return
         lab = self._the_lab()
+        if not notebook:
+            thread = threading.Thread(
+                target=_open_python, args=(self._ahead, self._hidden(lab)), name="abgrade-open-next", daemon=True
+            )
+            self._ahead.opening = thread
+            thread.start()
+            return
         previous, tempfile.tempdir = tempfile.tempdir, str(folder)
         try:
             session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
@@ -232,6 +251,16 @@ class Closing:
             print(f"abgrade: cleaning up after a submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         finally:
             shutil.rmtree(self.job_folder, ignore_errors=True)
+
+
+def _open_python(ahead: Ahead, hidden: tuple[Path, ...]) -> None:
+    """On its own thread: `ahead`'s `.py` session, opened in its job folder (a uid of its
+    own, its work folder, its worker forked from the zygote), or None when that failed (its
+    grading opens one itself and meets the problem there)."""
+    try:
+        ahead.session = PythonSession(ahead.path, hidden, folder=ahead.folder)
+    except Exception:  # noqa: BLE001 - see above
+        ahead.session = None
 
 
 def _python_file(path: Path) -> bool:
