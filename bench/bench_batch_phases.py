@@ -11,8 +11,10 @@ Phases nest (an indented phase is part of the one above it); "rest" lines are wh
 outer phase spent outside the phases listed under it; a phase a submission skipped counts
 0 for it (the plans, built once per grader process where the lab allows it). A phase is
 counted where it runs: with the next `.py` worker started ahead, its submission's "open"
-runs inside the current one's "close" (Session.on_closed), and the folder's removal and
-uid's release run on a thread, overlapping the next submission's phases. The batch process's side: the
+runs on a thread of its own once the current one is loaded (Session.on_ready), and the
+folder's removal and uid's release run on a thread too, both overlapping the current
+submission's phases; what the grading still waits for of them is "the next one's opening
+awaited" and "the last one's clean-up awaited". The batch process's side: the
 hand-over (the pool's time for a job, from its hand-out to its result's collection,
 less the grader process's own time for it: pipes, pickling, the loop's tick), the
 gradebook's write and the progress line.
@@ -43,7 +45,14 @@ from rounds import ENV  # noqa: E402  (bench/rounds.py)
 WRAPPED = [
     ("grader.batch.task", "GradeTask", "__call__", "job in the grader process (all below)"),
     ("grader.labs.kit.base", "Lab", "plans", "  plan the cases (lab.plans)"),
-    ("grader.sandbox.session", "PythonSession", "__init__", "  open: folder, uid lease, worker forked"),
+    ("grader.batch.task", "Ahead", "opened", "  this one's opening awaited (opened ahead on a thread)"),
+    ("grader.batch.task", "Closing", "settle", "  the last one's clean-up awaited (on a thread)"),
+    (
+        "grader.sandbox.session",
+        "PythonSession",
+        "__init__",
+        "  open (the next one's, on a thread; overlaps): folder, uid lease, worker forked",
+    ),
     ("grader.sandbox.session", "", "lease", "    uid lease (flock, state, /proc scan if unclean)"),
     ("grader.sandbox.session", "", "hand_over", "    folder handed to the uid (chown, ACL)"),
     ("grader.sandbox.session", "PythonSession", "_start_worker", "    worker started (all below)"),
@@ -73,13 +82,14 @@ RUN_PHASES = [
 PARENTS = {
     "job in the grader process (all below)": [
         "  plan the cases (lab.plans)",
-        "  open: folder, uid lease, worker forked",
+        "  this one's opening awaited (opened ahead on a thread)",
+        "  the last one's clean-up awaited (on a thread)",
         "  load: confinement awaited, setup, import",
         "  cases: requests and replies",
         "  wait for the judging thread",
         "  close (all below)",
     ],
-    "  open: folder, uid lease, worker forked": [
+    "  open (the next one's, on a thread; overlaps): folder, uid lease, worker forked": [
         "    uid lease (flock, state, /proc scan if unclean)",
         "    folder handed to the uid (chown, ACL)",
         "    worker started (all below)",
