@@ -127,12 +127,13 @@ def graded_in_turn(task: GradeTask, ahead: bool) -> list[GradeReport]:
             assert isinstance(report, GradeReport), report
             reports.append(report)
             assert task._closing is not None  # its folder and uid go while the next one is graded
+            opened = task._ahead
+            session = opened.opened() if opened is not None else None
             if following is not None:  # opened for `following` only, its worker forked
-                assert task._ahead is not None and task._ahead.path == following
-                session = task._ahead.opened()
+                assert opened is not None and opened.path == following
                 assert session is not None and session._early is not None
-            else:
-                assert task._ahead is None
+            else:  # nothing given: nothing opened
+                assert session is None and (opened is None or opened.path is None)
     finally:
         task.close()
     return reports

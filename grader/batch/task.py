@@ -50,11 +50,11 @@ class Ahead:
     before: its session (its own uid, work folder, and its kernel or `.py` worker started)
     in its own job folder. For exactly that submission, and graded next or closed."""
 
-    path: Path
-    folder: Path
+    path: Path | None  # None: no job was given ahead (known once `opened` returns)
+    folder: Path | None
     session: Session | None  # None: nothing to start ahead (neither a notebook nor a `.py` file)
-    # a `.py` session opens on this thread (uid lease, folder, the worker's fork): the
-    # grading under way goes on meanwhile; `opened` waits for it
+    # a `.py` session opens on this thread (the pool's answer awaited, then uid lease,
+    # folder, the worker's fork): the grading under way goes on meanwhile; `opened` waits
     opening: threading.Thread | None = None
 
     def opened(self) -> Session | None:
@@ -68,7 +68,8 @@ class Ahead:
         session = self.opened()
         if session is not None:
             session.close()  # its kernel or worker killed, the uid and the borrowed ACL entries given back
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @dataclass
@@ -116,13 +117,15 @@ class GradeTask:
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
         ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead.path != path:  # not the job it was opened for: never used
+        opened = ahead.opened() if ahead is not None else None
+        if ahead is not None and (ahead.path != path or ahead.folder is None):  # not opened for this job
             ahead.close()
-            ahead = None
+            ahead = opened = None
         self._root = self.temp_root or Path(tempfile.gettempdir())  # where job folders go (not inside one)
-        job_folder = ahead.folder if ahead is not None else Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
+        job_folder = ahead.folder if ahead is not None and ahead.folder is not None else None
+        job_folder = job_folder or Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         previous, tempfile.tempdir = tempfile.tempdir, str(job_folder)
-        self._opened = ahead.opened() if ahead is not None else None
+        self._opened = opened
         try:
             return self.grade(path)
         except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the class
@@ -150,11 +153,12 @@ class GradeTask:
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
         if session is None and self._pooled and _python_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-        if session is not None and self._pooled and _python_file(path):
+        python = _python_file(path)
+        if session is not None and self._pooled and python:
             session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
             self._session = session
         if session is not None and self._ask is not None:
-            session.on_ready = self._open_next
+            session.on_ready = self._ask_ahead if python else self._open_next
         try:
             plans = self._reused_plans(lab)
             return grade_submission(
@@ -185,12 +189,33 @@ class GradeTask:
     def _hidden(self, lab: Lab) -> tuple[Path, ...]:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
+    def _ask_ahead(self) -> None:
+        """This `.py` job's submission is loaded: ask for the next job (the question sent
+        here, on the grading's thread, which alone writes to the pool's pipe) and wait for
+        the answer and open that job's session on a thread of its own (`_open_python`),
+        so that neither the batch process's answer (it may be busy writing a gradebook row
+        or feedback files) nor the opening holds up this grading's cases."""
+        ask, self._ask = self._ask, None
+        if ask is None:
+            return
+        send, answer = getattr(ask, "ask", None), getattr(ask, "answer", None)
+        if callable(send) and callable(answer):  # the pool's NextJob: answered on the thread
+            send()
+        else:  # any other way of asking: answered here
+            path = ask()
+            answer = lambda: path  # noqa: E731 - the answer, for the thread
+        ahead = self._ahead = Ahead(None, None, None)
+        root, hidden = self._root, self._hidden(self._the_lab())
+        ahead.opening = threading.Thread(
+            target=_open_python, args=(ahead, answer, root, hidden), name="abgrade-open-next", daemon=True
+        )
+        ahead.opening.start()
+
     def _open_next(self) -> None:
-        """This job's kernel is ready (a notebook), or its submission is loaded (a `.py`):
-        ask for the next job (here, on the grading's thread: the question and the result
-        share the pool's pipe) and open its session in its own job folder, starting a
-        notebook's kernel, or a `.py` file's worker on a thread of its own, so that it
-        starts while this one runs, is judged and recorded."""
+        """This job's kernel is ready (a notebook): ask for the next job and open its
+        session in its own job folder, starting a notebook's kernel (or, for a `.py` file,
+        its worker, on a thread of its own), so that it starts while this one runs, is
+        judged and recorded."""
         ask, self._ask = self._ask, None
         path = ask() if ask is not None else None
         if path is None:
@@ -202,11 +227,7 @@ class GradeTask:
             return
         lab = self._the_lab()
         if not notebook:
-            thread = threading.Thread(
-                target=_open_python, args=(self._ahead, self._hidden(lab)), name="abgrade-open-next", daemon=True
-            )
-            self._ahead.opening = thread
-            thread.start()
+            self._ahead.session = _python_session(path, self._hidden(lab), folder)
             return
         previous, tempfile.tempdir = tempfile.tempdir, str(folder)
         try:
@@ -253,14 +274,26 @@ class Closing:
             shutil.rmtree(self.job_folder, ignore_errors=True)
 
 
-def _open_python(ahead: Ahead, hidden: tuple[Path, ...]) -> None:
-    """On its own thread: `ahead`'s `.py` session, opened in its job folder (a uid of its
-    own, its work folder, its worker forked from the zygote), or None when that failed (its
-    grading opens one itself and meets the problem there)."""
+def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | None, hidden: tuple[Path, ...]) -> None:
+    """On its own thread: the pool's answer awaited (the next job, or None), then that
+    job's folder and, for a `.py` file, its session (a uid of its own, its work folder, its
+    worker forked from the zygote) in `ahead`. Any other file is opened by its grading."""
+    path = answer()
+    if path is None:
+        return
+    ahead.folder = Path(tempfile.mkdtemp(prefix="j-", dir=root))
+    ahead.path = path
+    if _python_file(path):
+        ahead.session = _python_session(path, hidden, ahead.folder)
+
+
+def _python_session(path: Path, hidden: tuple[Path, ...], folder: Path) -> Session | None:
+    """A `.py` file's session opened in `folder`, or None when that failed (its grading
+    then opens one itself and meets the problem there)."""
     try:
-        ahead.session = PythonSession(ahead.path, hidden, folder=ahead.folder)
+        return PythonSession(path, hidden, folder=folder)
     except Exception:  # noqa: BLE001 - see above
-        ahead.session = None
+        return None
 
 
 def _python_file(path: Path) -> bool:
