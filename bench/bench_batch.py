@@ -23,9 +23,12 @@ with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgr
 otter-grader and nbgrader are looked for and reported as not installed when absent.
 
     python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask] [--dask-only]
+                                [--base DIR]
 
 `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
-shorter run for the ratio that goal states.
+shorter run for the ratio that goal states. `--base DIR` adds the batch with 2 jobs run
+from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
+first on the path there), in the same rounds, and its time over this checkout's.
 """
 
 from __future__ import annotations
@@ -164,7 +167,7 @@ def grader_memory(root: int) -> int:
 PEAKS: dict[str, list[int]] = {}
 
 
-def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
+def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT) -> float:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
     started = time.perf_counter()
@@ -173,7 +176,7 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=PROJECT,
+        cwd=code,
         env=ENV,
     )
     peak = 0
@@ -267,6 +270,7 @@ def main() -> None:
     parser.add_argument("--kinds", default="py,ipynb")
     parser.add_argument("--no-dask", action="store_true", help="leave out the local Dask cluster")
     parser.add_argument("--dask-only", action="store_true", help="only 2 local jobs against the Dask cluster (goal 5)")
+    parser.add_argument("--base", type=Path, help="a folder with another commit's code: its batch of 2 jobs too")
     args = parser.parse_args()
     have_dask = importlib.util.find_spec("distributed") is not None and not args.no_dask
     load = os.getloadavg()[0]
@@ -288,6 +292,10 @@ def main() -> None:
             if cluster is not None:
                 contenders["abgrade batch, Dask (2 local workers)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} dask", "--scheduler", cluster.address
+                )
+            if args.base:
+                contenders["abgrade batch, 2 jobs (base)"] = partial(
+                    abgrade_batch, folders[kind], out, f"{kind} base", "--jobs", "2", code=args.base.resolve()
                 )
             if args.dask_only:
                 del contenders["abgrade batch, 1 job"]
@@ -324,10 +332,18 @@ def main() -> None:
             dask = times["abgrade batch, Dask (2 local workers)"]
             print(ratio_line("Dask (2 workers) over 2 local jobs", ratios(two, dask), "(goal: >= 0.9x)"))
             print(ratio_line("Dask's time over 2 local jobs' (goal 5)", ratios(dask, two), "(goal: <= 1.1x)"))
+        if "abgrade batch, 2 jobs (base)" in times:
+            base = times["abgrade batch, 2 jobs (base)"]
+            print(ratio_line("2 jobs' time over the base's", ratios(two, base), "(below 1: this checkout is faster)"))
+            if "bare python pool, 2" in times:
+                bare = times["bare python pool, 2"]
+                print(ratio_line("the base's time over the bare python pool's, 2", ratios(base, bare), ""))
         if args.dask_only:
             continue
         floor = "bare nbclient pool, 2 (abgrade's shortcuts)" if kind == "ipynb" else "bare python pool, 2"
         print(ratio_line(f"2 jobs over the {floor}", ratios(times[floor], two), "(1.00x: as fast as the floor)"))
+        if kind == "py":
+            print(ratio_line(f"2 jobs' time over the {floor}'s", ratios(two, times[floor]), "(goal 2: <= 1.5x)"))
         if kind == "ipynb":
             plain = times["bare nbclient pool, 2 (plain)"]
             print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))

@@ -10,12 +10,15 @@ process's whole CPU (`time.process_time`, every thread) per submission.
 Phases nest (an indented phase is part of the one above it); "rest" lines are what the
 outer phase spent outside the phases listed under it; a phase a submission skipped counts
 0 for it (the plans, built once per grader process where the lab allows it). A phase is
-counted where it runs: with the next `.py` worker started ahead, its submission's "open"
-runs inside the current one's "close" (Session.on_closed), and the folder's removal and
-uid's release run on a thread, overlapping the next submission's phases. The batch process's side: the
-hand-over (the pool's time for a job, from its hand-out to its result's collection,
-less the grader process's own time for it: pipes, pickling, the loop's tick), the
-gradebook's write and the progress line.
+counted where it runs: with the next `.py` worker started ahead, the question for the
+next job is sent once the current one is loaded (Session.on_ready), and the batch's
+answer and the next submission's "open" come on a thread of its own; the folder's
+removal and uid's release run on a thread too, all overlapping the current submission's
+phases; what the grading still waits for of them is "this one's opening awaited" and
+"the last one's clean-up awaited". The batch process's side: the hand-over (the pool's
+time for a job, from its hand-out to its result's collection, less the grader process's
+own time for it: pipes, pickling, the loop's tick), the gradebook's write, the feedback
+files written as each grade is recorded, and the progress line.
 
     python bench/bench_batch_phases.py [--submissions 40] [--jobs 2] [--rounds 1]
 """
@@ -43,7 +46,16 @@ from rounds import ENV  # noqa: E402  (bench/rounds.py)
 WRAPPED = [
     ("grader.batch.task", "GradeTask", "__call__", "job in the grader process (all below)"),
     ("grader.labs.kit.base", "Lab", "plans", "  plan the cases (lab.plans)"),
-    ("grader.sandbox.session", "PythonSession", "__init__", "  open: folder, uid lease, worker forked"),
+    ("grader.batch.task", "Ahead", "opened", "  this one's opening awaited (opened ahead on a thread)"),
+    ("grader.batch.pool", "NextJob", "ask", "  the next job asked for (the question sent)"),
+    ("grader.batch.task", "Closing", "settle", "  the last one's clean-up awaited (on a thread)"),
+    (
+        "grader.sandbox.session",
+        "PythonSession",
+        "__init__",
+        "  open (the next one's, on a thread; overlaps): folder, uid lease, worker forked",
+    ),
+    ("grader.batch.pool", "NextJob", "answer", "  the batch process's answer (on the opening thread; overlaps)"),
     ("grader.sandbox.session", "", "lease", "    uid lease (flock, state, /proc scan if unclean)"),
     ("grader.sandbox.session", "", "hand_over", "    folder handed to the uid (chown, ACL)"),
     ("grader.sandbox.session", "PythonSession", "_start_worker", "    worker started (all below)"),
@@ -58,28 +70,32 @@ WRAPPED = [
     ("grader.sandbox.session", "Session", "close", "  close (all below)"),
     ("grader.sandbox.worker", "Worker", "kill", "    kill the group, cgroup removed"),
     ("grader.sandbox.cgroup", "StudentCgroups", "remove", "      cgroup removed"),
-    ("grader.sandbox.session", "Session", "_clean_up", "    folder removed, uid released"),
-    ("grader.sandbox.identity", "StudentIdentity", "release", "      uid released (reap, sweep /tmp)"),
+    ("grader.sandbox.session", "Session", "_clean_up", "  folder removed, uid released (on a thread; overlaps)"),
+    ("grader.sandbox.identity", "StudentIdentity", "release", "    uid released (reap, sweep /tmp)"),
     ("grader.batch.gradebook", "Gradebook", "record_report", "gradebook write (batch process)"),
+    ("grader.batch.runner", "", "write_recorded_feedback", "feedback written as recorded (batch process)"),
+    ("grader.batch.exports", "", "write_one_feedback", "  the files themselves (the rest: the grade read back)"),
     ("grader.batch.progress", "Progress", "finished", "progress output (batch process)"),
     ("grader.batch.pool", "LocalPool", "run", "the pool's run: every job (batch process)"),
-    ("grader.batch.runner", "", "publish", "exports: feedback files, grades.csv, class page"),
+    ("grader.batch.runner", "", "publish", "exports at the end: grades.csv, class pages, feedback of earlier runs"),
 ]
 RUN_PHASES = [
     "the batch's main()",
     "the pool's run: every job (batch process)",
-    "exports: feedback files, grades.csv, class page",
+    "exports at the end: grades.csv, class pages, feedback of earlier runs",
 ]
 PARENTS = {
     "job in the grader process (all below)": [
         "  plan the cases (lab.plans)",
-        "  open: folder, uid lease, worker forked",
+        "  this one's opening awaited (opened ahead on a thread)",
+        "  the next job asked for (the question sent)",
+        "  the last one's clean-up awaited (on a thread)",
         "  load: confinement awaited, setup, import",
         "  cases: requests and replies",
         "  wait for the judging thread",
         "  close (all below)",
     ],
-    "  open: folder, uid lease, worker forked": [
+    "  open (the next one's, on a thread; overlaps): folder, uid lease, worker forked": [
         "    uid lease (flock, state, /proc scan if unclean)",
         "    folder handed to the uid (chown, ACL)",
         "    worker started (all below)",
@@ -90,9 +106,10 @@ PARENTS = {
         "      zygote fork (request and reply)",
     ],
     "  load: confinement awaited, setup, import": ["    setup sent, the student's import"],
-    "  close (all below)": ["    kill the group, cgroup removed", "    folder removed, uid released"],
+    "  close (all below)": ["    kill the group, cgroup removed"],
     "    kill the group, cgroup removed": ["      cgroup removed"],
-    "    folder removed, uid released": ["      uid released (reap, sweep /tmp)"],
+    "feedback written as recorded (batch process)": ["  the files themselves (the rest: the grade read back)"],
+    "  folder removed, uid released (on a thread; overlaps)": ["    uid released (reap, sweep /tmp)"],
 }
 
 DRIVER = r"""

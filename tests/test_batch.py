@@ -29,9 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.batch.discovery import Skipped, Submission, compile_id_pattern, discover, file_hash
-from grader.batch.exports import feedback_names, write_exports, write_grades_csv
+from grader.batch.exports import feedback_names, publish, write_exports, write_grades_csv, write_recorded_feedback
 from grader.batch.feedback import feedback_markdown, fenced
-from grader.batch.gradebook import SCHEMA_VERSION, Gradebook, GradeKey, StoredGrade
+from grader.batch.gradebook import SCHEMA_VERSION, ExportContext, Gradebook, GradeKey, StoredGrade
 from grader.batch.lock import GradebookBusy, gradebook_lock
 from grader.batch.picture import class_picture
 from grader.batch.pool import ATTEMPTS, Job, JobResult, run_jobs
@@ -475,6 +475,31 @@ def test_exports_write_csv_feedback_and_a_well_formed_svg(tmp_path):
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "seed: pruned" in texts and "100%" in texts
     assert "strict_cutoff" in (tmp_path / "summary.txt").read_text()
+
+
+def test_feedback_written_as_a_grade_is_recorded_is_the_end_s_and_the_end_skips_it(tmp_path, tree_spec):
+    """A batch writes each student's feedback as their grade is recorded; its end's publish
+    leaves the students of that run alone (`written_by`) and writes the others (an earlier
+    run's), byte for byte what it would have written itself."""
+    out = tmp_path / "out"
+    book = Gradebook(tmp_path / "gradebook.sqlite")
+    earlier = book.start_run(tree_spec, SEED, 1, tmp_path)
+    book.record_report(earlier, tree_spec, SEED, submission(tmp_path, "ann"), report_of([FAILED_VISIBLE]), 1.0)
+    run = book.start_run(tree_spec, SEED, 1, tmp_path)
+    book.record_report(run, tree_spec, SEED, submission(tmp_path, "bob"), report_of([FAILED_HIDDEN]), 1.0)
+    book.record_error(run, tree_spec, SEED, submission(tmp_path, "cy"), "KernelStartError: no kernel", 1.0)
+    for student in ("bob", "cy"):
+        write_recorded_feedback(book, "tree", student, out, False, {})
+    streamed = {p.name: p.read_bytes() for p in (out / "feedback").iterdir()}
+    assert sorted(streamed) == ["bob.html", "bob.md", "cy.md"]
+    book.save_export_context("tree", ExportContext(), [("ann", ""), ("bob", ""), ("cy", "")])
+    for path in (out / "feedback").iterdir():
+        path.unlink()
+    publish(book, "tree", out, {}, written_by=run)
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["ann.html", "ann.md"]
+    publish(book, "tree", out, {})
+    assert {name: (out / "feedback" / name).read_bytes() for name in streamed} == streamed
+    book.close()
 
 
 def test_feedback_names_are_safe_distinct_short_and_stable():

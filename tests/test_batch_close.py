@@ -1,8 +1,9 @@
 """A batch's grader process closes a `.py` submission's sandbox in two steps: its
 processes are killed before the grade is returned; its work folder and uid are given back
 on the session's own thread while the next submission is graded (GradeTask, Closing);
-and in the local pool the next submission's worker is forked and confines itself as soon
-as the student's processes are closed (Session.on_closed, GradeTask._open_next).
+and in the local pool the next submission is opened on a thread (its own uid and folder)
+and its worker forked, to confine itself, as soon as the current one is loaded
+(Session.on_ready, GradeTask._open_next), so two students' sessions are open at once.
 What must hold anyway: no uid is leased while an earlier student still holds it, nothing
 of a student (process, folder, lease) is left once the grader process's task is closed,
 and every grade is the one the submission gets alone. Real gradings, hostile fixtures
@@ -11,6 +12,9 @@ that leave processes behind."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +29,9 @@ from grader.sandbox import worker_zygote
 from grader.sandbox.identity import StudentIdentity, grader_is_root, processes_of
 from grader.seeding import Seed
 from grader.spec import load_spec, spec_path
+
+from .test_batch import abgrade_batch, alive, descendants, started, wait_for_rows
+from .test_kernel_ahead import _given_back, _student_uids
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SEED = Seed(2718, "test", secret=True)
@@ -110,7 +117,7 @@ def left_behind(uid: int) -> list[int]:
 
 def graded_in_turn(task: GradeTask, ahead: bool) -> list[GradeReport]:
     """IN_TURN graded by `task`; with `ahead`, each submission's worker started as the one
-    before closes its student's processes (as the local pool's NextJob answers)."""
+    before is loaded (as the local pool's NextJob answers)."""
     reports = []
     try:
         for number, path in enumerate(IN_TURN):
@@ -120,11 +127,13 @@ def graded_in_turn(task: GradeTask, ahead: bool) -> list[GradeReport]:
             assert isinstance(report, GradeReport), report
             reports.append(report)
             assert task._closing is not None  # its folder and uid go while the next one is graded
+            opened = task._ahead
+            session = opened.opened() if opened is not None else None
             if following is not None:  # opened for `following` only, its worker forked
-                assert task._ahead is not None and task._ahead.path == following
-                assert task._ahead.session is not None and task._ahead.session._early is not None
-            else:
-                assert task._ahead is None
+                assert opened is not None and opened.path == following
+                assert session is not None and session._early is not None
+            else:  # nothing given: nothing opened
+                assert session is None and (opened is None or opened.path is None)
     finally:
         task.close()
     return reports
@@ -161,3 +170,63 @@ def test_a_grade_after_a_hostile_one_and_started_ahead_is_its_solo_grade(tmp_pat
             (t.name, t.passed, t.output) for t in alone.tests
         ]
         assert report.student_output == alone.student_output
+
+
+SOLUTION = Path(__file__).resolve().parent.parent / "reference" / "solutions" / "tree.py"
+# loads at once (its next submission is opened then), then sleeps in its first case (no
+# CPU time): its grading lasts while the next submission's worker waits, confined
+SLEEPER = """
+import time as _time
+_alphabeta = alphabeta
+def alphabeta(*args, **kwargs):
+    _time.sleep(120)
+    return _alphabeta(*args, **kwargs)
+"""
+
+
+@needs_root
+@pytest.mark.slow
+@pytest.mark.timing
+@pytest.mark.parametrize("way_out", ["ctrl-c", "sigkill"])
+def test_a_worker_opened_ahead_and_never_used_leaves_no_process_or_uid_behind(tmp_path, way_out):
+    """A `.py` batch stopped while a submission's cases run and the next one's worker waits
+    opened ahead (its own uid, confined): Ctrl-C (the grader processes unwind and close
+    what they opened ahead) or SIGKILL of the batch alone (everything dies with it, the
+    leases with their holders). Nothing of either student runs afterwards, as any uid."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for number in range(3):
+        shutil.copyfile(SOLUTION, folder / f"s{number}_solution.py")
+    (folder / "s3_sleeper.py").write_text(SOLUTION.read_text() + SLEEPER)
+    for number in range(4, 7):
+        shutil.copyfile(SOLUTION, folder / f"s{number}_solution.py")
+    out = tmp_path / "out"
+    batch = abgrade_batch(folder, out, "--jobs", 1, "--seed", 3, popen=True)
+    try:
+        wait_for_rows(out, 3, batch, timeout=240)
+        deadline = time.monotonic() + 120  # the sleeper's worker and the next one's, opened ahead
+        while len(_student_uids(batch.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        uids = _student_uids(batch.pid)
+        assert len(uids) >= 2, descendants(batch.pid)
+        family = {pid: started(pid) for pid in descendants(batch.pid)}
+        if way_out == "ctrl-c":
+            os.killpg(batch.pid, signal.SIGINT)  # as a terminal sends it
+        else:
+            os.kill(batch.pid, signal.SIGKILL)  # only the batch itself: the rest must follow
+        _, stderr = batch.communicate(timeout=120)
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+            batch.communicate()
+    if way_out == "ctrl-c":
+        assert batch.returncode == 130 and "interrupted after" in stderr, stderr
+    deadline = time.monotonic() + 60  # after SIGKILL: each dies with its parent, in turn
+    while [p for p, t in family.items() if alive(p, t)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p, t in family.items() if alive(p, t)]
+    assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes()[:200] for p in left if alive(p)]
+    for (
+        uid
+    ) in uids:  # nothing runs as it, and its lease is free (after SIGKILL it says "leased": reaped at its next lease)
+        assert _given_back(uid), uid

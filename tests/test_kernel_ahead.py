@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,13 +57,21 @@ class AheadTask:
 
     log: Path
     dies: str = ""
+    halves: bool = False  # asked on this thread, answered on another (as a `.py` grading does)
     _ask: object = field(default=None, repr=False)
 
     def look_ahead(self, ask) -> None:
         self._ask = ask
 
     def __call__(self, path: Path) -> str:
-        given = self._ask() if callable(self._ask) else None
+        if self.halves:
+            self._ask.ask()
+            answering = threading.Thread(target=self._ask.answer)
+            answering.start()
+            answering.join()
+            given = self._ask.given
+        else:
+            given = self._ask() if callable(self._ask) else None
         (self.log / path.name).write_text(f"{os.getpid()} {given.name if given else ''}")
         if path.name == self.dies and not (self.log / "died").exists():
             (self.log / "died").touch()
@@ -80,13 +89,14 @@ def _graded(tmp_path: Path) -> dict[str, tuple[str, str]]:
     return {p.name: tuple(p.read_text().split(" ")) for p in log.iterdir() if p.name != "died"}  # type: ignore[misc]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_a_job_given_ahead_is_graded_next_by_the_process_that_asked(tmp_path, workers):
+@pytest.mark.parametrize("workers,halves", [(1, False), (2, False), (2, True)])
+def test_a_job_given_ahead_is_graded_next_by_the_process_that_asked(tmp_path, workers, halves):
     names = [f"job{i:02d}" for i in range(12)]
     log = tmp_path / "log"
     log.mkdir()
     results: dict[str, JobResult] = {}
-    run_jobs([Job(n, tmp_path / n) for n in names], AheadTask(log), workers, 60.0, _collect_into(results))
+    task = AheadTask(log, halves=halves)
+    run_jobs([Job(n, tmp_path / n) for n in names], task, workers, 60.0, _collect_into(results))
     assert {k: (r.value, r.failure, r.job.attempts) for k, r in results.items()} == {
         n: (n.upper(), None, 1) for n in names
     }

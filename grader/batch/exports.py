@@ -7,7 +7,9 @@ run exports everyone, not just what it graded itself), by a batch and at once by
   from, or `time unknown`), days_late, penalty (points), override (`set N` / `add N`),
   final, score and maximum per check kind, feedback file, reason, override_reason;
 - `feedback/<student>.md` and `feedback/<student>.html`: per student, Markdown (see
-  feedback.py) and the HTML report with the search trees drawn;
+  feedback.py) and the HTML report with the search trees drawn; a batch writes each
+  student's as their grade is recorded (`write_recorded_feedback`), while its grader
+  processes grade the others, and its end writes the rest (`publish(written_by=...)`);
 - `summary.txt` and `summary.svg`: the class summary as text and as a picture;
 - `class.html`: the class misconceptions page (classpage.py).
 """
@@ -231,6 +233,19 @@ def write_one_feedback(grade: StoredGrade, lab: str, path: Path, show_hidden: bo
         write_html(grade.report, path.with_suffix(".html"), show_hidden=show_hidden, hints=hints, adjusted=adjusted)
 
 
+def write_recorded_feedback(
+    book: Gradebook, lab: str, student: str, out: Path, show_hidden: bool, hints: Mapping[str, str]
+) -> None:
+    """One student's feedback files, read back from the gradebook just as `publish` reads
+    them (penalty and override included), so the file is the one the batch's end would
+    write: a batch calls it as each grade is recorded, the batch process being idle while
+    the pool runs, and its end then skips the students of its own run (`written_by`)."""
+    folder = out / "feedback"
+    for grade in book.iter_grades(lab, [student]):
+        folder.mkdir(parents=True, exist_ok=True)
+        write_one_feedback(grade, lab, folder / f"{feedback_name(grade.student)}.md", show_hidden, hints)
+
+
 def write_exports(
     grades: list[StoredGrade],
     summary: ClassSummary,
@@ -260,7 +275,12 @@ class Published:
 
 
 def publish(
-    book: Gradebook, lab: str, out: Path, hints: Mapping[str, str], feedback_for: Collection[str] | None = None
+    book: Gradebook,
+    lab: str,
+    out: Path,
+    hints: Mapping[str, str],
+    feedback_for: Collection[str] | None = None,
+    written_by: int | None = None,
 ) -> Published | None:
     """Rewrite the exports of `lab` in `out` from the gradebook: its grades, penalties and
     overrides, and what the last batch's exports were made of (ExportContext). A batch
@@ -268,7 +288,8 @@ def publish(
     One pass over the gradebook, one student at a time (grades.csv's row, the feedback,
     the summary's and insights' counts), so a class of any size takes the same memory.
     Returns the summary and insights, or None when no batch of this abgrade has written
-    this lab's exports yet (nothing is written then)."""
+    this lab's exports yet (nothing is written then). `written_by`: the run whose grades'
+    feedback files are written already (write_recorded_feedback), skipped here."""
     context = book.export_context(lab)
     if context is None:
         return None
@@ -283,7 +304,8 @@ def publish(
             for grade in book.iter_grades(lab, exported=True):
                 rows.add(grade)
                 roll.add(roll_entry(grade))
-                if feedback_for is None or grade.student in feedback_for:
+                chosen = feedback_for is None or grade.student in feedback_for
+                if chosen and (written_by is None or grade.run_id != written_by):
                     write_one_feedback(grade, lab, folder / rows.files.name(grade.student), context.show_hidden, hints)
                 summary.add(grade)
                 insights.add(grade)

@@ -100,24 +100,57 @@ AHEAD = "ahead"  # a worker's question for its next job, sent while it works on 
 class NextJob:
     """A grader process's one question per job: its next job, asked while it still works
     on the current one (the parent answers at once: a path, given to this process, or None
-    when no job is left to give ahead)."""
+    when no job is left to give ahead). Asked and answered in one call, or in two halves
+    (`ask` on the grading's thread, which alone sends on the pipe; `answer` on another,
+    which alone receives on it until the answer is in): the grading then never waits for
+    a batch process busy writing a result. `given` waits for the answer of a question
+    asked."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.asked = False
-        self.given: Path | None = None
+        self._answered = False
+        self._given: Path | None = None
+        self._lock = threading.Lock()  # one receiver
 
     def __call__(self) -> Path | None:
+        self.ask()
+        return self.answer()
+
+    def ask(self) -> None:
+        """Send the question (once; not once this grader process is told to stop)."""
         if self.asked or _stopping:
-            return self.given
+            return
         self.asked = True
         try:
             self.connection.send((AHEAD, None))
+        except (EOFError, OSError):
+            self._answered = True  # the batch is gone: no answer comes (the next recv says so)
+
+    def answer(self) -> Path | None:
+        """The answer to the question asked, waited for (None if none was asked)."""
+        with self._lock:
+            if self.asked and not self._answered:
+                self._given = self._receive()
+                self._answered = True
+            return self._given
+
+    @property
+    def given(self) -> Path | None:
+        return self.answer()
+
+    def _receive(self) -> Path | None:
+        try:
+            while not self.connection.poll(ANSWER_POLL_SECONDS):
+                if _stopping:  # interrupted: whatever it was given goes back (_Worker.take_back)
+                    return None
             answer = self.connection.recv()
         except (EOFError, OSError):
             return None  # the batch is gone: the next recv says so
-        self.given = answer if isinstance(answer, Path) else None
-        return self.given
+        return answer if isinstance(answer, Path) else None
+
+
+ANSWER_POLL_SECONDS = 0.05  # how soon an answer awaited on a thread sees that its process must stop
 
 
 class Stopped(BaseException):

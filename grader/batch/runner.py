@@ -1,7 +1,8 @@
 """A batch run from start to end: find the submissions, decide which ones need grading
 (missing, changed, or graded with another spec or seed; or the students asked for), work
 out each one's lateness when a late policy is given, grade them in the pool while the
-gradebook records each one, then export everything the gradebook holds for the class."""
+gradebook records each one and its feedback files are written, then export what needs
+the whole class (grades.csv, the class pages, and the feedback of students graded before)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ..spec import Spec
 from .classlist import ClassList
 from .discovery import Submission, clean_name
 from .executor import Executor, Job, JobResult
-from .exports import publish
+from .exports import publish, write_recorded_feedback
 from .gradebook import ExportContext, Gradebook, GradeKey
 from .insights import ClassInsights, class_insights
 from .late import SOURCE_NAMES, LatePolicy, penalties, submission_times
@@ -300,6 +301,9 @@ def _grade_class(
             reason = clean_name(failed or "no result")
             book.record_error(run_id, spec, seed, submission, reason, result.seconds, machine=result.machine)
             outcome = f"not graded: {reason}"
+        # this process is idle while the pool runs: each student's feedback is written now,
+        # not in the end's pass over the class (publish skips this run's students)
+        write_recorded_feedback(book, spec.lab, submission.student, options.out, options.show_hidden, lab.bug_hints)
         progress.finished(submission.student, outcome, result.seconds)
 
     try:
@@ -318,7 +322,7 @@ def _grade_class(
     progress.close()
     book.end_run(run_id, "complete")
     book.save_export_context(spec.lab, ExportContext(tuple(skipped), options.show_hidden), found.names())
-    published = publish(book, spec.lab, options.out, lab.bug_hints)  # one student at a time
+    published = publish(book, spec.lab, options.out, lab.bug_hints, written_by=run_id)  # one student at a time
     summary = published.summary if published else summarize(spec.lab, [])
     insights = published.insights if published else class_insights([], lab.bug_hints)
     return BatchResult(run_id, seed, total, queued, summary, problems, ignored, killed, insights, chosen_seed.source)

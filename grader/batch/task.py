@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
-from ..sandbox.session import Session
+from ..sandbox.session import PythonSession, Session
 from ..seeding import Seed, student_seed
 from ..spec import Spec
 from .discovery import clean_name
@@ -45,18 +46,30 @@ class GradingFailed:
 
 @dataclass
 class Ahead:
-    """The next submission of this grader process, opened while it still judged the one
+    """The next submission of this grader process, opened while it still ran the one
     before: its session (its own uid, work folder, and its kernel or `.py` worker started)
     in its own job folder. For exactly that submission, and graded next or closed."""
 
-    path: Path
-    folder: Path
-    session: Session | None  # None: nothing to start ahead (not a notebook file)
+    path: Path | None  # None: no job was given ahead (known once `opened` returns)
+    folder: Path | None
+    session: Session | None  # None: nothing to start ahead (neither a notebook nor a `.py` file)
+    # a `.py` session opens on this thread (the pool's answer awaited, then uid lease,
+    # folder, the worker's fork): the grading under way goes on meanwhile; `opened` waits
+    opening: threading.Thread | None = None
+
+    def opened(self) -> Session | None:
+        """The session, once its opening (if on a thread) is over; None if it failed."""
+        if self.opening is not None:
+            self.opening.join()
+            self.opening = None
+        return self.session
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.close()  # the kernel killed, the uid and the borrowed ACL entries given back
-        shutil.rmtree(self.folder, ignore_errors=True)
+        session = self.opened()
+        if session is not None:
+            session.close()  # its kernel or worker killed, the uid and the borrowed ACL entries given back
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @dataclass
@@ -65,9 +78,10 @@ class GradeTask:
     everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
     job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
     kernel is ready, and opens the next submission then, whose kernel starts while this
-    one runs, is judged and recorded; a `.py` grading asks once its student's processes
-    are closed, and the next submission's worker forks and confines itself while this
-    one is judged and recorded."""
+    one runs, is judged and recorded; a `.py` grading asks once its submission is loaded,
+    and the next submission is opened on a thread (its uid leased, its folder made, its
+    worker forked), whose worker confines itself while this one's cases run: the next
+    grading finds it ready."""
 
     lab_name: str
     spec: Spec
@@ -103,13 +117,15 @@ class GradeTask:
 
     def __call__(self, path: Path) -> GradeReport | GradingFailed:
         ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead.path != path:  # not the job it was opened for: never used
+        opened = ahead.opened() if ahead is not None else None
+        if ahead is not None and (ahead.path != path or ahead.folder is None):  # not opened for this job
             ahead.close()
-            ahead = None
+            ahead = opened = None
         self._root = self.temp_root or Path(tempfile.gettempdir())  # where job folders go (not inside one)
-        job_folder = ahead.folder if ahead is not None else Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
+        job_folder = ahead.folder if ahead is not None and ahead.folder is not None else None
+        job_folder = job_folder or Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
         previous, tempfile.tempdir = tempfile.tempdir, str(job_folder)
-        self._opened = ahead.session if ahead is not None else None
+        self._opened = opened
         try:
             return self.grade(path)
         except Exception as exc:  # noqa: BLE001 - one file's failure must not stop the class
@@ -137,13 +153,12 @@ class GradeTask:
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
         if session is None and self._pooled and _python_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-        if session is not None and self._pooled and _python_file(path):
+        python = _python_file(path)
+        if session is not None and self._pooled and python:
             session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
             self._session = session
-            if self._ask is not None:
-                session.on_closed = self._open_next
-        elif session is not None and self._ask is not None:
-            session.on_ready = self._open_next
+        if session is not None and self._ask is not None:
+            session.on_ready = self._ask_ahead if python else self._open_next
         try:
             plans = self._reused_plans(lab)
             return grade_submission(
@@ -151,7 +166,7 @@ class GradeTask:
             )
         except BaseException:
             if session is not None:
-                session.on_ready = session.on_closed = None  # no next job is asked for on the way out
+                session.on_ready = None  # no next job is asked for on the way out
                 session.close()
             raise
 
@@ -174,11 +189,33 @@ class GradeTask:
     def _hidden(self, lab: Lab) -> tuple[Path, ...]:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
+    def _ask_ahead(self) -> None:
+        """This `.py` job's submission is loaded: ask for the next job (the question sent
+        here, on the grading's thread, which alone writes to the pool's pipe) and wait for
+        the answer and open that job's session on a thread of its own (`_open_python`),
+        so that neither the batch process's answer (it may be busy writing a gradebook row
+        or feedback files) nor the opening holds up this grading's cases."""
+        ask, self._ask = self._ask, None
+        if ask is None:
+            return
+        send, answer = getattr(ask, "ask", None), getattr(ask, "answer", None)
+        if callable(send) and callable(answer):  # the pool's NextJob: answered on the thread
+            send()
+        else:  # any other way of asking: answered here
+            path = ask()
+            answer = lambda: path  # noqa: E731 - the answer, for the thread
+        ahead = self._ahead = Ahead(None, None, None)
+        root, hidden = self._root, self._hidden(self._the_lab())
+        ahead.opening = threading.Thread(
+            target=_open_python, args=(ahead, answer, root, hidden), name="abgrade-open-next", daemon=True
+        )
+        ahead.opening.start()
+
     def _open_next(self) -> None:
-        """This job's kernel is ready (a notebook), or its student's processes are closed (a
-        `.py`): ask for the next job and open its session in its own job folder, starting a
-        notebook's kernel or a `.py` file's worker, so that it starts while this one runs
-        (a kernel) or is judged and recorded."""
+        """This job's kernel is ready (a notebook): ask for the next job and open its
+        session in its own job folder, starting a notebook's kernel (or, for a `.py` file,
+        its worker, on a thread of its own), so that it starts while this one runs, is
+        judged and recorded."""
         ask, self._ask = self._ask, None
         path = ask() if ask is not None else None
         if path is None:
@@ -189,6 +226,9 @@ class GradeTask:
         if not notebook and not _python_file(path):
             return
         lab = self._the_lab()
+        if not notebook:
+            self._ahead.session = _python_session(path, self._hidden(lab), folder)
+            return
         previous, tempfile.tempdir = tempfile.tempdir, str(folder)
         try:
             session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
@@ -232,6 +272,28 @@ class Closing:
             print(f"abgrade: cleaning up after a submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         finally:
             shutil.rmtree(self.job_folder, ignore_errors=True)
+
+
+def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | None, hidden: tuple[Path, ...]) -> None:
+    """On its own thread: the pool's answer awaited (the next job, or None), then that
+    job's folder and, for a `.py` file, its session (a uid of its own, its work folder, its
+    worker forked from the zygote) in `ahead`. Any other file is opened by its grading."""
+    path = answer()
+    if path is None:
+        return
+    ahead.folder = Path(tempfile.mkdtemp(prefix="j-", dir=root))
+    ahead.path = path
+    if _python_file(path):
+        ahead.session = _python_session(path, hidden, ahead.folder)
+
+
+def _python_session(path: Path, hidden: tuple[Path, ...], folder: Path) -> Session | None:
+    """A `.py` file's session opened in `folder`, or None when that failed (its grading
+    then opens one itself and meets the problem there)."""
+    try:
+        return PythonSession(path, hidden, folder=folder)
+    except Exception:  # noqa: BLE001 - see above
+        return None
 
 
 def _python_file(path: Path) -> bool:

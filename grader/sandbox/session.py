@@ -169,12 +169,15 @@ class Session:
     _cleaning: threading.Thread | None = None
     _cleanup_error: BaseException | None = None
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
+    def __init__(self, submission: Path, hidden: Sequence[Path] = (), *, folder: Path | None = None) -> None:
+        """`folder`: where the work folder goes (default: the temporary folder; a batch's
+        grader process opens its next submission on a thread, into that job's folder,
+        without changing `tempfile.tempdir` under the grading that runs meanwhile)."""
         self.submission = submission
         self.probe: ProbeSetup | None = None
         self.limits = Limits()
         self.random_seed: int | None = None  # set by configure
-        self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-", dir=folder))
         self.started = time.monotonic()
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
@@ -193,13 +196,11 @@ class Session:
         # what the student process must not see: the grader, the specs, other submissions
         # (its own folder, and e.g. a batch's class folder and output folder)
         self.hidden = [*PRIVATE_DIRS, submission.resolve().parent, *hidden]
-        # called once, when the submission's first student process is ready (before any of
-        # its code runs): a batch's grader process starts its next submission's kernel then
+        # called once, when the submission's first student process is ready (a notebook's
+        # kernel, before any of its code runs; a `.py` worker, once confined and loaded): a
+        # batch's grader process opens its next submission then, whose kernel or worker
+        # starts while this one runs its cases, is judged and recorded
         self.on_ready: Callable[[], None] | None = None
-        # called once, by close(), once the submission's processes are killed and its output
-        # read: a batch's grader process opens its next `.py` submission then, whose worker
-        # forks and confines itself while this one is judged and recorded
-        self.on_closed: Callable[[], None] | None = None
 
     def configure(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> Session:
         """`random_seed`: what the student's own random generators are seeded with before
@@ -317,9 +318,6 @@ class Session:
         elif self._cleaning is None:
             self._cleaning = threading.Thread(target=self._clean_up_keeping_error, name="abgrade-cleanup")
             self._cleaning.start()
-        then, self.on_closed = self.on_closed, None
-        if then is not None:
-            then()
 
     def _clean_up(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -358,8 +356,8 @@ class PythonSession(Session):
     """A `.py` submission, imported by the observer in a fresh interpreter. The first
     interpreter starts at once, so its start-up overlaps the grader's own work."""
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
-        super().__init__(submission, hidden)
+    def __init__(self, submission: Path, hidden: Sequence[Path] = (), *, folder: Path | None = None) -> None:
+        super().__init__(submission, hidden, folder=folder)
         self.copy = self.workdir / submission.name
         try:
             shutil.copyfile(submission, self.copy)
@@ -376,6 +374,13 @@ class PythonSession(Session):
         if worker.fork_refused is not None:
             worker_zygote.failed(worker.fork_refused)
         return worker
+
+    def load(self) -> LoadObservation:
+        """Load the submission, then call `on_ready`: its next submission's worker (a
+        batch's) then forks and confines itself while this one's cases run."""
+        observation = super().load()
+        self._ready()
+        return observation
 
     def _launch(self) -> tuple[WorkerLike | None, LoadObservation]:
         assert self.probe is not None, "configure() the session first"
