@@ -92,6 +92,7 @@ WORKER_PREIMPORT = (
 )
 WORKER_OPTIONAL = ("numpy",)
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
+REAP_SECONDS = 1.0  # the loop reaps on every SIGCHLD (_child_exits_wake); this only as a backstop
 REQUEST_SECONDS = 30.0  # the grader wrote the request before passing its socket: it is there at once
 
 
@@ -128,6 +129,7 @@ def _child(fds, libc, kind):
     import resource
 
     out_fd, request_fd, channel = fds[0], fds[1], fds[2:]
+    signal.set_wakeup_fd(-1)  # the zygote's SIGCHLD pipe: closed below, its number free for reuse
     os.setsid()  # its own session and process group, as jupyter_client or a worker's Popen starts it
     _die_with_parent(libc)
     request = _read_request(request_fd)
@@ -206,6 +208,7 @@ def _close_all_but(keep):
 
 
 def _serve(control, libc, kind):
+    wake = _child_exits_wake()
     buffer = b""
     while True:
         while True:  # reap: kernels that ended, and orphans of theirs (subreaper)
@@ -216,8 +219,10 @@ def _serve(control, libc, kind):
             if not pid:
                 break
             control.sendall(json.dumps({"exit": pid, "status": _status(code)}).encode() + b"\n")
-        ready, _, _ = select.select([control], [], [], 0.02)
-        if not ready:
+        ready, _, _ = select.select([control, wake], [], [], REAP_SECONDS)
+        if wake in ready:
+            _drain(wake)
+        if control not in ready:
             continue
         data, fds, _, _ = socket.recv_fds(control, 1 << 12, 4)
         if not data:
@@ -257,6 +262,28 @@ def _serve(control, libc, kind):
         for fd in fds:
             os.close(fd)
         control.sendall(json.dumps({"id": number, "pid": pid}).encode() + b"\n")
+
+
+def _child_exits_wake():
+    """A pipe that a byte arrives on whenever a child ends (SIGCHLD, through Python's wakeup
+    fd): the loop reaps at once, so a grader waiting for a killed kernel's exit status
+    hears of it in well under a millisecond (a 20 ms poll made every kernel's close wait
+    10 ms on average, on the grader's critical path, and woke the zygote 50 times a
+    second for nothing). Each fork turns it off before anything else (_child)."""
+    wake, write = os.pipe()
+    os.set_blocking(wake, False)
+    os.set_blocking(write, False)
+    signal.signal(signal.SIGCHLD, lambda number, frame: None)  # a handler, so that the wakeup fd is written
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    return wake
+
+
+def _drain(fd):
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
 
 
 def main(fd, kind="kernel", site_paths=()):
