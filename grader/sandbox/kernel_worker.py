@@ -308,7 +308,9 @@ class KernelWorker:
                 f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
                 "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n"
             )
-            self._bootstrap_id = self.client.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+            self._bootstrap_id = self.client.kc.execute(
+                bootstrap_cell(code), silent=True, store_history=False, allow_stdin=False
+            )
             connection = accept_observer(
                 server, secret, deadline, self.student_uid, self._bootstrap_error, lambda: self._bootstrap_running
             )
@@ -448,6 +450,16 @@ def _holds_message(channel: object) -> bool:
         return bool(socket.getsockopt(zmq.EVENTS) & zmq.POLLIN)
     except zmq.ZMQError:
         return False
+
+
+def bootstrap_cell(code: str) -> str:
+    """What the kernel is asked to execute for the observer's bootstrap `code`: one line
+    that compiles and runs it in the user namespace, as IPython would have run `code`
+    itself. IPython tokenizes and parses a cell's text (its input transformers, its
+    check for top-level await) before compiling it; of the bootstrap's 20 KB (the
+    observer's and runtime's sources, the cells', the setup) as one string literal it
+    reads a single token: about 3 ms less of the kernel's CPU per notebook."""
+    return f"exec(compile({code!r}, '<abgrade bootstrap>', 'exec'))\n"
 
 
 def seed_source(value: int | None) -> str:
