@@ -247,7 +247,8 @@ def test_a_fork_inherits_nothing_of_the_gradings_before_it(tmp_path, monkeypatch
 def test_a_forked_kernel_starts_with_the_zygotes_imports_frozen_and_collects_its_own_garbage(tmp_path):
     """The zygote froze its imports before forking (zygote_process.py: a fork's collections
     never walk, and copy, the zygote's pages); the student's own objects are still
-    collected as in any kernel."""
+    collected as in any kernel. The zygote kept debugpy out (its kernels have no
+    debugger), and left no trace of that: a cell finds debugpy importable."""
     identity = lease()
     assert identity is not None
     code = (
@@ -258,11 +259,14 @@ def test_a_forked_kernel_starts_with_the_zygotes_imports_frozen_and_collects_its
         "a.other, b.other = b, a\n"
         "del a, b\n"
         "print('FROZEN', gc.get_freeze_count() > 1000, 'COLLECTED', gc.collect() >= 2)\n"
+        "import importlib.util, sys\n"
+        "print('DEBUGPY', 'debugpy' in sys.modules, importlib.util.find_spec('debugpy') is not None)\n"
     )
     worker = _kernel(tmp_path, "frozen", [code], identity)
     try:
         assert _forked(worker), kernel_zygote.note()
         assert "FROZEN True COLLECTED True" in _printed(worker), _printed(worker)
+        assert "DEBUGPY False True" in _printed(worker), _printed(worker)
     finally:
         worker.close()
         identity.release()

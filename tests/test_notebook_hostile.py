@@ -78,6 +78,10 @@ BROKEN = {
         _with(lambda nb: nb["cells"][1].update(metadata="x")),
         "cell 2 of 2 (code): its 'metadata' is a string, not a mapping",
     ),
+    "cell_metadata_value.ipynb": (  # nbformat's own check, of the whole notebook: said as one line too
+        _with(lambda nb: nb["cells"][1]["metadata"].update(collapsed="yes")),
+        "cell 2 'metadata.collapsed': 'yes' is not of type 'boolean'",
+    ),
     "language_number.ipynb": (
         _with(lambda nb: nb["metadata"]["kernelspec"].update(language=3)),
         "kernel language is a number",

@@ -76,12 +76,12 @@ class Ahead:
 class GradeTask:
     """Picklable: sent once to each grader process. Raises the machine problems, returns
     everything else (a GradeReport, or GradingFailed). In the local pool it is told, per
-    job, how to ask for its next one (`look_ahead`): a notebook grading asks once its
-    kernel is ready, and opens the next submission then, whose kernel starts while this
-    one runs, is judged and recorded; a `.py` grading asks once its submission is loaded,
-    and the next submission is opened on a thread (its uid leased, its folder made, its
-    worker forked), whose worker confines itself while this one's cases run: the next
-    grading finds it ready."""
+    job, how to ask for its next one (`look_ahead`): a notebook grading asks as it
+    begins when its own kernel was started ahead, else once its kernel is ready, and opens
+    the next submission then, whose kernel starts while this one runs, is judged and
+    recorded; a `.py` grading asks once its submission is loaded, and the next submission
+    is opened on a thread (its uid leased, its folder made, its worker forked), whose
+    worker confines itself while this one's cases run: the next grading finds it ready."""
 
     lab_name: str
     spec: Spec
@@ -160,6 +160,11 @@ class GradeTask:
         if session is not None and self._ask is not None:
             session.on_ready = self._ask_ahead if python else self._open_next
         try:
+            if session is not None and session.on_ready is not None and getattr(session, "started_ahead", False):
+                # its kernel is (nearly) ready: the next one starts now, beside this one's
+                # last steps of start-up, not after them
+                session.on_ready = None
+                self._open_next()
             plans = self._reused_plans(lab)
             return grade_submission(
                 path, lab, self.spec, seed=self.seed, hidden=self.hidden, session=session, plans=plans

@@ -81,6 +81,11 @@ class NotebookSession(Session):
         )
         self._ahead = (probe, limits, random_seed, worker)
 
+    @property
+    def started_ahead(self) -> bool:
+        """Whether its first kernel was started ahead (start_ahead) and not yet used."""
+        return self._ahead is not None
+
     def _take_ahead(self) -> KernelWorker | None:
         """The kernel started ahead, if it was started for this configuration."""
         ahead, self._ahead = self._ahead, None
