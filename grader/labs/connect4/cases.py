@@ -262,6 +262,23 @@ def choice_limit(State: tuple, time_limit: float, max_limit: int, clock: Virtual
     return timed_search(ACCEPTED["seed"], clock).best_move(State, time_limit, max_limit=max_limit).limit
 
 
+@functools.lru_cache(maxsize=64)
+def reached_limit(
+    State: tuple, variant: Any, time_limit: float, max_limit: int, clock: VirtualClock, budget: int
+) -> tuple[int, str] | None:
+    """Where `variant`'s deepening on `State` stops on the virtual clock, counted from its
+    first round (the limit, and why: 'decided', 'time' or 'max_limit'); None when it takes
+    more than `budget` next_states calls. Memoised: the same fixed cases every grading."""
+    search = SeedSearch(game=_BudgetedGame(budget), variant=variant)
+    search.clock = lambda: clock.seconds(search.next_states_calls, len(search.deepening))
+    f = search.maxValue if maximizing(State) else search.minValue
+    try:
+        _value, limit = search.pd_evaluate(State, time_limit, f, max_limit=max_limit)
+    except _OverBudget:
+        return None
+    return limit, str(search.stopped_by)
+
+
 def read_clock(spec: Spec, raw: LineDict, where: str) -> VirtualClock:
     """A case's `clock` rates (clock.py), or the default."""
     node = raw.get("clock")
