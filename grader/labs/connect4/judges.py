@@ -839,7 +839,11 @@ def judge_choice(
     )
 
 
-STOPPED_BY = {"time": "its time is up", "decided": "its value is decided", "max_limit": "the case's largest limit"}
+STOPPED_BY = {
+    "time": "its time is up",
+    "decided": "its value is decided",
+    "max_limit": "it reaches the case's max_limit",
+}
 
 
 def choice_stop(
