@@ -194,6 +194,14 @@ def test_a_best_move_that_stops_early_fails_and_says_where_its_search_stops():
     assert "On that clock, that search goes on to limit 3, where its time is up." in verdict.message
 
 
+def test_a_best_move_stop_claimed_on_a_decided_value_needs_the_value_decided():
+    observation = best_move_call(SEED_ROUNDS[:2])
+    observation["top"][1][1] = 1  # the round's value as the process reports it: X wins
+    verdict = choice(observation)
+    assert not verdict.passed
+    assert "best_move stopped after limit 1" in verdict.message and "with the undecided value 0.0" in verdict.message
+
+
 def test_a_best_move_that_goes_on_past_its_time_fails():
     verdict = choice(best_move_call(SEED_ROUNDS[:5]))
     assert not verdict.passed

@@ -630,18 +630,18 @@ class WentOn:
     bug: str  # the deepening bug it shows
 
 
-def went_on(
-    read: Rounds, values: list, time_limit: float, clock: VirtualClock, who: str, returned: bool = True
-) -> WentOn | None:
-    """The first round, not the last, whose value (`values`: the report's, or with
-    `returned` False the reference's) is decided, or that ended past `time_limit` from the
-    latest start: the deepening must stop there."""
+def went_on(read: Rounds, values: list, time_limit: float, clock: VirtualClock, who: str) -> WentOn | None:
+    """The first round, not the last, whose value (`values`, as the rounds report them) is
+    decided, or that ended past `time_limit` from the latest start: the deepening must stop
+    there."""
     for index, step in enumerate(read.steps[:-1]):
         limit, following = step[0], read.steps[index + 1][0]
         value = values[index] if index < len(values) else step[1]
         if decided(value):
-            worth = f"evaluate at limit {limit} returned" if returned else f"the value at limit {limit} is"
-            said = f"{worth} {show(value)}: the value is decided, yet {who} went on with limit {following}."
+            said = (
+                f"evaluate at limit {limit} returned {show(value)}: the value is decided, yet {who} went on "
+                f"with limit {following}."
+            )
             return WentOn(index, said, "deepening_ignores_decided")
         ended = read.marks[index][1]
         if ended is not None and clock.seconds(*ended) - read.latest_start > time_limit + clock.slack:
@@ -851,9 +851,10 @@ def choice_stop(
 ) -> tuple[list[str], str | None]:
     """What is wrong with best_move's deepening stop, and what its clock was replayed from
     (None: the rounds can't be read). The stop rule is pd_evaluate's (read_rounds, went_on,
-    early_stop, cpu_unproven), decided on the reference's values at each limit (the report's
-    are the process's word: `deepening` judges them); when best_move stopped early after
-    rounds of a known search, the message says where that search stops on the clock."""
+    early_stop, cpu_unproven) on the values the rounds report, as `deepening` applies it,
+    except that a last round's value must be the reference's to end the deepening (a stop
+    claimed on a decided value that isn't); when best_move stopped early after rounds of a
+    known search, the message says where that search stops on the clock."""
     limits = [step[0] for step in steps]
     if limits != list(range(len(steps))):
         return [f"best_move called evaluate on the position with the limits {limits}; they must be 0, 1, 2, ..."], None
@@ -864,13 +865,15 @@ def choice_stop(
         return [UNREADABLE_ROUNDS], None
     if read.marks[-1][1] is None:
         return [UNREADABLE_LAST], None
-    values = [depth_limited_value(State, limit, game=GAME, memo=memo) for limit in limits]
-    parted = went_on(read, values, time_limit, clock, "best_move", returned=False)
+    values = [step[1] for step in steps]
+    parted = went_on(read, values, time_limit, clock, "best_move")
     if parted is not None:
         return [f"{parted.said}\nIt should have stopped after limit {limits[parted.index]}."], read.basis(True)
-    early = early_stop(read, values[-1], time_limit, clock, "best_move")
+    true = depth_limited_value(State, limits[-1], game=GAME, memo=memo)
+    last = values[-1] if same_number(values[-1], true) else true  # a stop on a decided value needs it true
+    early = early_stop(read, last, time_limit, clock, "best_move")
     if early is None:
-        unproven = cpu_unproven(read, values[-1], call, "best_move")
+        unproven = cpu_unproven(read, last, call, "best_move")
         return ([unproven] if unproven else []), read.basis(True)
     basis = read.basis(True)
     if read.match is None:
