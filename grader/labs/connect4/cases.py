@@ -250,9 +250,9 @@ def _replay_rounds(State: tuple, variant: Any, claimed: Sequence[int], budget: i
     return tuple(found), False
 
 
-def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:
+def timed_search(variant: Any, clock: VirtualClock, game: Any = GAME) -> SeedSearch:
     """A search of `variant` whose deepening reads the virtual clock, as the student's does."""
-    search = SeedSearch(game=GAME, variant=variant)
+    search = SeedSearch(game=game, variant=variant)
     search.clock = lambda: clock.seconds(search.next_states_calls, len(search.deepening))
     return search
 
@@ -269,8 +269,7 @@ def reached_limit(
     """Where `variant`'s deepening on `State` stops on the virtual clock, counted from its
     first round (the limit, and why: 'decided', 'time' or 'max_limit'); None when it takes
     more than `budget` next_states calls. Memoised: the same fixed cases every grading."""
-    search = SeedSearch(game=_BudgetedGame(budget), variant=variant)
-    search.clock = lambda: clock.seconds(search.next_states_calls, len(search.deepening))
+    search = timed_search(variant, clock, _BudgetedGame(budget))
     f = search.maxValue if maximizing(State) else search.minValue
     try:
         _value, limit = search.pd_evaluate(State, time_limit, f, max_limit=max_limit)
