@@ -12,8 +12,9 @@ import pytest
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.labs.connect4.clock import VirtualClock
-from grader.labs.connect4.judges import judge_deepening
+from grader.labs.connect4.judges import judge_choice, judge_deepening
 from grader.spec import SpecError, load_spec, spec_path
+from reference.connect4_search import depth_limited_value, optimal_successors
 from reference.games import connect4
 
 FIXTURES = Path(__file__).parent / "fixtures" / "connect4"
@@ -149,6 +150,75 @@ def test_rounds_of_no_known_search_keep_the_cpu_rule_and_say_so():
     observation["student_cpu_seconds"] = 1.0
     verdict, _ = judged(observation, 0.1)
     assert verdict.passed and "no accepted search's (nor a known bug's)" in verdict.message
+
+
+# --- best_move's stop (choice): pd_evaluate's rule, on the reference's values -----------
+
+
+SLOW = VirtualClock(per_call=0.001)  # the empty board's course rounds end at 1, 3, 12, 46, 163 ms: limit 3 stops
+
+
+def best_move_call(rounds: list[int], before: int = 1) -> dict:
+    """A best_move observation on the empty board: its own next_states call (`before`), then
+    rounds with these counts, and the first optimal move at the last limit, with its value."""
+    observation = call(ends_of(rounds, before), first_began=before)
+    limit = len(rounds) - 1
+    move = optimal_successors(EMPTY, limit)[0]
+    observation["move"] = {"value": depth_limited_value(EMPTY, limit), "state": connect4.encode(move)}
+    return observation
+
+
+def choice(observation: dict):
+    return judge_choice(observation, EMPTY, (-1, []), "best_move(...)", 0.02, 8, SLOW)
+
+
+def test_a_best_move_that_stops_where_its_search_stops_passes():
+    verdict = choice(best_move_call(SEED_ROUNDS[:4]))
+    assert verdict.passed, verdict.message
+    assert "searched to limits 0 to 3" in verdict.message
+    assert "those of an accepted search (the course's code with heapq)" in verdict.message
+    assert "outside" not in verdict.message and "between" not in verdict.message  # its own call comes first
+
+
+def test_a_best_move_that_stops_early_fails_and_says_where_its_search_stops():
+    """Rounds of the course's search to limit 1 only (an optimal move there): the stop is
+    judged on the reference's counts, and 1,000 calls claimed between the rounds (a forger
+    saying its time ran out) are not counted, whatever the CPU time the process used."""
+    observation = best_move_call(SEED_ROUNDS[:2])
+    observation["top"][1][2:4] = [[1001, 1], [1002, 2]]
+    observation["student_cpu_seconds"] = 10.0
+    verdict = choice(observation)
+    assert not verdict.passed
+    assert "best_move stopped after limit 1 (0.0030 s after the start on the grader's clock)" in verdict.message
+    assert "the 1,000 calls the report puts between evaluate's rounds are not counted" in verdict.message
+    assert "On that clock, that search goes on to limit 3, where its time is up." in verdict.message
+
+
+def test_a_best_move_stop_claimed_on_a_decided_value_needs_the_value_decided():
+    observation = best_move_call(SEED_ROUNDS[:2])
+    observation["top"][1][1] = 1  # the round's value as the process reports it: X wins
+    verdict = choice(observation)
+    assert not verdict.passed
+    assert "best_move stopped after limit 1" in verdict.message and "with the undecided value 0.0" in verdict.message
+
+
+def test_a_best_move_that_goes_on_past_its_time_fails():
+    verdict = choice(best_move_call(SEED_ROUNDS[:5]))
+    assert not verdict.passed
+    assert "yet best_move went on with limit 4.\n" in verdict.message
+    assert "It should have stopped after limit 3." in verdict.message
+
+
+def test_best_move_rounds_of_no_known_search_keep_the_cpu_rule_and_say_so():
+    observation = best_move_call([0, 1, 9, 30])
+    observation["student_cpu_seconds"] = 0.0001
+    verdict = choice(observation)
+    assert not verdict.passed and "best_move's rounds report 41 calls" in verdict.message
+    assert "no accepted search's (nor a known bug's)" in verdict.message
+    observation["student_cpu_seconds"] = 1.0
+    assert choice(observation).passed
+    verdict = choice(best_move_call([0, 1, 9]))
+    assert not verdict.passed and "It should have gone on with limit 3 at least." in verdict.message
 
 
 # --- the spec -------------------------------------------------------------------------

@@ -95,6 +95,9 @@ BUGS = {
     "bug_no_singular_extension": ({"value", "cache", "nodes", "deepening"}, "no_singular_extension"),
     # choice-one-move: ((value, limit), state) when there is one legal move
     "bug_best_move_pair": ({"choice"}, None),
+    # best_move deepens on its own and stops after limit 1: its moves are optimal at limit 1,
+    # but it stopped early (every choice case but choice-one-move, decided at limit 1)
+    "bug_best_move_stops_early": ({"choice"}, None),
 }
 
 
@@ -112,6 +115,27 @@ def test_classic_bugs_fail_exactly_the_kinds_they_touch(name, lab, spec):
     if bug in COUNT_BUGS:  # its deepening's rounds are that search's: named, and judged on its counts
         deepening = [t.output for t in report.tests if t.kind == "deepening"]
         assert all(f"exactly those of {COUNT_BUGS[bug]}" in said for said in deepening), deepening
+
+
+@pytest.mark.slow
+def test_a_best_move_that_stops_deepening_early_loses_choice_where_it_stopped_early(lab, spec):
+    """best_move's rounds are the course's (pd_evaluate is right): each case's stop follows
+    from the reference's counts on the virtual clock, and the message says where it stopped
+    and where it should have. Only the cases decided after limit 1 lose their points."""
+    report = graded(FIXTURES / "bug_best_move_stops_early.py", lab, spec)
+    choice = {t.name: t for t in report.tests if t.kind == "choice"}
+    assert {name for name, t in choice.items() if not t.passed} == {
+        "choice-endgame: choice",
+        "choice-long-win: choice",
+        "choice-in-time: choice",
+    }, explain(report)
+    assert all(t.passed for t in report.tests if t.kind != "choice"), explain(report)
+    text = choice["choice-in-time: choice"].output
+    assert "best_move stopped after limit 1" in text and "before the time limit of 0.1 s" in text, text
+    assert "those of an accepted search (the course's code with heapq)" in text, text
+    assert "that search goes on to limit 6, where its time is up" in text, text
+    text = choice["choice-long-win: choice"].output
+    assert "that search goes on to limit 8, where its value is decided" in text, text
 
 
 def test_at_least_five_classic_bugs_are_named(lab, spec):

@@ -250,9 +250,9 @@ def _replay_rounds(State: tuple, variant: Any, claimed: Sequence[int], budget: i
     return tuple(found), False
 
 
-def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:
+def timed_search(variant: Any, clock: VirtualClock, game: Any = GAME) -> SeedSearch:
     """A search of `variant` whose deepening reads the virtual clock, as the student's does."""
-    search = SeedSearch(game=GAME, variant=variant)
+    search = SeedSearch(game=game, variant=variant)
     search.clock = lambda: clock.seconds(search.next_states_calls, len(search.deepening))
     return search
 
@@ -260,6 +260,22 @@ def timed_search(variant: Any, clock: VirtualClock) -> SeedSearch:
 def choice_limit(State: tuple, time_limit: float, max_limit: int, clock: VirtualClock) -> int:
     """Where the seed's best_move stops deepening on the virtual clock (decided, or out of time)."""
     return timed_search(ACCEPTED["seed"], clock).best_move(State, time_limit, max_limit=max_limit).limit
+
+
+@functools.lru_cache(maxsize=64)
+def reached_limit(
+    State: tuple, variant: Any, time_limit: float, max_limit: int, clock: VirtualClock, budget: int
+) -> tuple[int, str] | None:
+    """Where `variant`'s deepening on `State` stops on the virtual clock, counted from its
+    first round (the limit, and why: 'decided', 'time' or 'max_limit'); None when it takes
+    more than `budget` next_states calls. Memoised: the same fixed cases every grading."""
+    search = timed_search(variant, clock, _BudgetedGame(budget))
+    f = search.maxValue if maximizing(State) else search.minValue
+    try:
+        _value, limit = search.pd_evaluate(State, time_limit, f, max_limit=max_limit)
+    except _OverBudget:
+        return None
+    return limit, str(search.stopped_by)
 
 
 def read_clock(spec: Spec, raw: LineDict, where: str) -> VirtualClock:

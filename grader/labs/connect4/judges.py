@@ -20,9 +20,10 @@ from reference.games import connect4
 from ...checks import Verdict
 from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
+from ..kit.messages import counted
 from ..kit.observations import STUDENT_CPU
 from .cache_match import Difference, cache_difference, reported
-from .cases import GAME, Replay, rounds_match, variant_counts
+from .cases import GAME, Replay, reached_limit, rounds_match, variant_counts
 from .clock import GUARD_SECONDS, VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
 from .picture import entry_details, move_details, position_details
@@ -507,6 +508,8 @@ class RoundsMatch:
     accepted: bool
     counts: tuple[int, ...]  # each round's next_states calls
     outside: int  # the calls the report puts before the first round or between rounds
+    variant: Variant  # that search, for where its deepening stops (choice)
+    before: int = 0  # of `outside`, those before the first round (best_move's own next_states call)
 
     def marks(self) -> list[tuple[tuple[int, int], tuple[int, int]]]:
         """The rounds' marks of that search, from the call's start: no calls outside them."""
@@ -516,7 +519,9 @@ class RoundsMatch:
             done += count
         return marks
 
-    def said(self) -> str:
+    def said(self, own_calls_first: bool = False) -> str:
+        """`own_calls_first`: the calls before the first round are the caller's own
+        (best_move's next_states before pd_evaluate's start), not worth a word."""
         if self.accepted:
             whose = f"those of an accepted search ({ACCEPTED_SAY.get(self.name, self.name)})"
         else:
@@ -525,11 +530,10 @@ class RoundsMatch:
             f"Its rounds' next_states counts are {whose}, so the grader's clock is replayed from "
             "the reference's counts of that search"
         )
-        if self.outside:
-            said += (
-                f"; the {self.outside:,} calls the report puts outside evaluate's rounds are not counted "
-                "(that search makes none)"
-            )
+        outside = self.outside - self.before if own_calls_first else self.outside
+        if outside:
+            where = "between evaluate's rounds" if own_calls_first else "outside evaluate's rounds"
+            said += f"; the {counted(outside, 'call')} the report puts {where} are not counted (that search makes none)"
         return said + "."
 
 
@@ -579,8 +583,110 @@ def rounds_matched(
     outside = ends[-1][1][0] - sum(claimed)
     for name, accepted, variant in known_deepenings():
         if rounds_match(State, variant, claimed, budget):
-            return RoundsMatch(name, accepted, tuple(claimed), outside)
+            return RoundsMatch(name, accepted, tuple(claimed), outside, variant, ends[0][0][0])
     return None
+
+
+Marks = list[tuple[tuple[int, int] | None, tuple[int, int] | None]]  # each round's (began, ended)
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """A deepening's rounds on the position (pd_evaluate's, or best_move's), read for the
+    stop rule: the marks its clock is replayed from (the reference's counts of the search
+    they match, else the report's) and the latest start the deepening can have taken (its
+    first round's beginning: best_move's own next_states call may come before)."""
+
+    steps: list[list]
+    marks: Marks
+    latest_start: float
+    match: RoundsMatch | None
+
+    def basis(self, own_calls_first: bool = False) -> str:
+        """What the clock was replayed from, for the feedback (RoundsMatch.said)."""
+        return self.match.said(own_calls_first) if self.match is not None else NO_MATCH
+
+
+def read_rounds(call: dict, steps: list[list], State: tuple, time_limit: float, clock: VirtualClock) -> Rounds | None:
+    """The rounds' marks and the search they match (rounds_matched), or None when the
+    observer's report of them can't be read."""
+    marks: Marks = [(counts(began), counts(ended)) for _limit, _value, began, ended, _state in steps]
+    first = marks[0][0]
+    unreadable = any(began is None or (ended is None and i < len(steps) - 1) for i, (began, ended) in enumerate(marks))
+    if first is None or unreadable or not marks_consistent(marks, call):
+        return None
+    match = rounds_matched(steps, marks, State, replay_budget(time_limit, clock))
+    if match is not None:  # the reference's counts: the report's own marks are not read
+        marks, first = list(match.marks()), (0, 0)
+    return Rounds(steps, marks, clock.seconds(*first), match)
+
+
+@dataclass(frozen=True)
+class WentOn:
+    """The first round after which a deepening should have stopped and did not."""
+
+    index: int
+    said: str
+    bug: str  # the deepening bug it shows
+
+
+def went_on(read: Rounds, values: list, time_limit: float, clock: VirtualClock, who: str) -> WentOn | None:
+    """The first round, not the last, whose value (`values`, as the rounds report them) is
+    decided, or that ended past `time_limit` from the latest start: the deepening must stop
+    there."""
+    for index, step in enumerate(read.steps[:-1]):
+        limit, following = step[0], read.steps[index + 1][0]
+        value = values[index] if index < len(values) else step[1]
+        if decided(value):
+            said = (
+                f"evaluate at limit {limit} returned {show(value)}: the value is decided, yet {who} went on "
+                f"with limit {following}."
+            )
+            return WentOn(index, said, "deepening_ignores_decided")
+        ended = read.marks[index][1]
+        if ended is not None and clock.seconds(*ended) - read.latest_start > time_limit + clock.slack:
+            said = (
+                f"the search at limit {limit} ended {clock.seconds(*ended) - read.latest_start:.4f} s after the start "
+                f"(on the grader's clock), past the time limit of {time_limit} s, yet {who} went on with "
+                f"limit {following}.\n{clock.described()}"
+            )
+            return WentOn(index, said, "deepening_ignores_time")
+    return None
+
+
+def early_stop(read: Rounds, value: Any, time_limit: float, clock: VirtualClock, who: str) -> str | None:
+    """What to say when the last round (`value`: its value) ended within `time_limit` from
+    the call's start with an undecided value: the deepening must not stop there."""
+    limit, ended = read.steps[-1][0], read.marks[-1][1]
+    if ended is None or decided(value) or clock.seconds(*ended) >= time_limit - clock.slack:
+        return None
+    return (
+        f"{who} stopped after limit {limit} ({clock.seconds(*ended):.4f} s after the start on the "
+        f"grader's clock), before the time limit of {time_limit} s, with the undecided value {show(value)}."
+        f"\n{clock.described()}"
+    )
+
+
+def cpu_unproven(read: Rounds, value: Any, call: dict, who: str) -> str | None:
+    """A stop on an undecided value after rounds of no known search's counts: they are the
+    student's process's word, held to the CPU time the grader measured for the request,
+    which the process can lengthen (by computing) but never shorten; counts no search could
+    make in that time were not made."""
+    ended = read.marks[-1][1]
+    spent = call.get(STUDENT_CPU)
+    if read.match is not None or ended is None or decided(value) or not isinstance(spent, float):
+        return None
+    if spent >= ended[0] * MIN_CPU_PER_CALL:
+        return None
+    return (
+        f"{who}'s rounds report {ended[0]:,} calls of next_states, but the whole request used "
+        f"{spent:.3f} s of CPU time, less than those calls take (at least {MIN_CPU_PER_CALL * 1e6:g} us "
+        "each): the report of the rounds is not what the search did (was the observer tampered with?)."
+    )
+
+
+UNREADABLE_ROUNDS = "the observer's report of the rounds could not be read (was it tampered with?)."
+UNREADABLE_LAST = "the observer's report of the last round could not be read (was it tampered with?)."
 
 
 def deepening_findings(
@@ -598,43 +704,26 @@ def deepening_findings(
     shown: set[str] = set()
     if not steps:
         return ["pd_evaluate never called evaluate(State, limit, f) on the position."], shown, ""
-    marks = [(counts(began), counts(ended)) for _limit, _value, began, ended, _state in steps]
-    first = marks[0][0]
-    unreadable = any(began is None or (ended is None and i < len(steps) - 1) for i, (began, ended) in enumerate(marks))
-    if first is None or unreadable or not marks_consistent(marks, call):
-        return ["the observer's report of the rounds could not be read (was it tampered with?)."], shown, ""
-    match = rounds_matched(steps, marks, State, replay_budget(time_limit, clock))
-    if match is not None:  # the reference's counts: the report's own marks are not read
-        marks, first = list(match.marks()), (0, 0)
-    basis = match.said() if match is not None else NO_MATCH
-    latest_start = clock.seconds(*first)
+    read = read_rounds(call, steps, State, time_limit, clock)
+    if read is None:
+        return [UNREADABLE_ROUNDS], shown, ""
+    basis = read.basis()
     limits = [s[0] for s in steps]
     if limits != list(range(len(steps))):
         problems.append(f"pd_evaluate called evaluate with the limits {limits}; they must be 0, 1, 2, ... in order.")
+    parted = went_on(read, [step[1] for step in steps], time_limit, clock, "pd_evaluate")
     wrong_values = False
-    for index, (limit, value, _began, _ended, _state) in enumerate(steps):
+    for index, (limit, value, _began, _ended, _state) in enumerate(
+        steps[: None if parted is None else parted.index + 1]
+    ):
         if index < len(values) and not (is_number(value) and abs(value - values[index]) < 1e-12):
             wrong_values = True
             problems.append(
                 f"evaluate at limit {limit} returned {show(value)}; the value at that depth is {show(values[index])}."
             )
-        last = index == len(steps) - 1
-        if not last and decided(value):
-            problems.append(
-                f"evaluate at limit {limit} returned {show(value)}: the value is decided, yet "
-                f"pd_evaluate went on with limit {steps[index + 1][0]}."
-            )
-            shown.add("deepening_ignores_decided")
-            break
-        ended = marks[index][1]
-        if not last and ended is not None and clock.seconds(*ended) - latest_start > time_limit + clock.slack:
-            problems.append(
-                f"the search at limit {limit} ended {clock.seconds(*ended) - latest_start:.4f} s after the start "
-                f"(on the grader's clock), past the time limit of {time_limit} s, yet pd_evaluate went on with "
-                f"limit {steps[index + 1][0]}.\n{clock.described()}"
-            )
-            shown.add("deepening_ignores_time")
-            break
+    if parted is not None:
+        problems.append(parted.said)
+        shown.add(parted.bug)
     if wrong_values:
         shown = {"wrong_values"}  # the search is wrong, not (necessarily) the deepening
     if call.get("stopped"):
@@ -644,28 +733,14 @@ def deepening_findings(
         return problems, shown, basis
     if call.get("error"):
         return [*problems, f"pd_evaluate raised {describe_error(call['error'])}"], shown, basis
-    limit, value, _began, _ended, _state = steps[-1]
-    ended = marks[-1][1]
-    if ended is None:
-        problems.append("the observer's report of the last round could not be read (was it tampered with?).")
-        return problems, shown, basis
-    if not decided(value) and clock.seconds(*ended) < time_limit - clock.slack and not problems:
-        problems.append(
-            f"pd_evaluate stopped after limit {limit} ({clock.seconds(*ended):.4f} s after the start on the "
-            f"grader's clock), before the time limit of {time_limit} s, with the undecided value {show(value)}."
-            f"\n{clock.described()}"
+    limit, value = steps[-1][0], steps[-1][1]
+    if read.marks[-1][1] is None:
+        return [*problems, UNREADABLE_LAST], shown, basis
+    if not problems:
+        late = early_stop(read, value, time_limit, clock, "pd_evaluate") or cpu_unproven(
+            read, value, call, "pd_evaluate"
         )
-    spent, claimed = call.get(STUDENT_CPU), ended[0]
-    unproven = match is None and not decided(value) and not problems
-    if unproven and isinstance(spent, float) and spent < claimed * MIN_CPU_PER_CALL:
-        # counts of no known search are the student's process's word; the CPU time it used
-        # for the request is the grader's measurement, which it can lengthen (by computing)
-        # but never shorten: counts no search could make in that time were not made
-        problems.append(
-            f"pd_evaluate's rounds report {claimed:,} calls of next_states, but the whole request used "
-            f"{spent:.3f} s of CPU time, less than those calls take (at least {MIN_CPU_PER_CALL * 1e6:g} us "
-            "each): the report of the rounds is not what the search did (was the observer tampered with?)."
-        )
+        problems += [late] if late else []
     got = pair(call.get("returned"))
     if got is None or not (same_number(got[0], value) and got[1] == limit):
         problems.append(
@@ -692,7 +767,18 @@ def judge_deepening(
     return at(State, Verdict.fail("\n".join([f"{text}:", *problems]) + f"{said}\nThe position:{drawn(State)}")), shown
 
 
-def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list, text: str) -> Verdict:
+def judge_choice(
+    call: dict,
+    State: tuple,
+    stored: tuple[int, list],
+    text: str,
+    time_limit: float,
+    max_limit: int,
+    clock: VirtualClock,
+) -> Verdict:
+    """best_move deepened as pd_evaluate must (choice_stop) and returned an optimal move at
+    the depth it reached, with the value there; `stored`: the case's (limit, optimal
+    moves) where the course's code stops."""
     if failed(call):
         return raised(call, text, State)
     steps = rounds(call, State)
@@ -701,21 +787,31 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
             State,
             Verdict.fail(f"{text} never called pd_evaluate's evaluate on the position.\nThe position:{drawn(State)}"),
         )
-    limit = steps[-1][0]
     memo: dict = {}  # the moves' values at limit - 1 are the value's own search's first level
-    if limit == stored_limit:
-        optimal = stored_moves
+    stop, basis = choice_stop(call, steps, State, time_limit, max_limit, clock, memo)
+    limit = steps[-1][0]
+    if stop and basis is None:  # the rounds can't be judged: nor can a move at their depth
+        return at(State, Verdict.fail(f"{text}:\n" + "\n".join(stop) + f"\nThe position:{drawn(State)}"))
+    if limit == stored[0]:
+        optimal = stored[1]
     else:
         optimal = [connect4.encode(s) for s in optimal_successors(State, limit, game=GAME, memo=memo)]
     # on the judges' memoised game (bit_heuristic: the same floats, a fraction of the time)
     value = depth_limited_value(State, limit, game=GAME, memo=memo)
     move = call.get("move")
+    said = f"\n{basis}" if basis else ""
     if not isinstance(move, dict):
         return at(
-            State, Verdict.fail(f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).")
+            State,
+            Verdict.fail(
+                "\n".join(
+                    [f"{text} returned {show(call.get('returned'))}; it must return a pair (value, state).", *stop]
+                )
+                + said
+            ),
         )
     successors = [connect4.encode(s) for s in connect4.next_states(State, connect4.gPlayers[0])]
-    problems = []
+    problems = list(stop)
     if move.get("state") not in successors:
         problems.append("Its second item is not a state that X reaches with one move.")
     elif move["state"] not in optimal:
@@ -729,14 +825,63 @@ def judge_choice(call: dict, State: tuple, stored_limit: int, stored_moves: list
         )
     if problems:
         verdict = Verdict.fail(
-            f"{text} returned {show(call.get('returned'))}.\n" + "\n".join(problems) + f"\nThe position:{drawn(State)}"
+            f"{text} returned {show(call.get('returned'))}.\n"
+            + "\n".join(problems)
+            + said
+            + f"\nThe position:{drawn(State)}"
         )
         if move.get("state") in successors and move["state"] not in optimal:
             return verdict.with_details(move_details(State, move["state"], optimal, limit))
         return at(State, verdict)
     return Verdict.ok(
-        f"{text} returned an optimal move at limit {limit} ({len(optimal)} of {len(successors)} moves are optimal)."
+        f"{text} searched to limits 0 to {limit} and returned an optimal move there ({len(optimal)} of "
+        f"{len(successors)} moves are optimal).{said}"
     )
+
+
+STOPPED_BY = {
+    "time": "its time is up",
+    "decided": "its value is decided",
+    "max_limit": "it reaches the case's max_limit",
+}
+
+
+def choice_stop(
+    call: dict, steps: list[list], State: tuple, time_limit: float, max_limit: int, clock: VirtualClock, memo: dict
+) -> tuple[list[str], str | None]:
+    """What is wrong with best_move's deepening stop, and what its clock was replayed from
+    (None: the rounds can't be read). The stop rule is pd_evaluate's (read_rounds, went_on,
+    early_stop, cpu_unproven) on the values the rounds report, as `deepening` applies it,
+    except that a last round's value must be the reference's to end the deepening (a stop
+    claimed on a decided value that isn't); when best_move stopped early after rounds of a
+    known search, the message says where that search stops on the clock."""
+    limits = [step[0] for step in steps]
+    if limits != list(range(len(steps))):
+        return [f"best_move called evaluate on the position with the limits {limits}; they must be 0, 1, 2, ..."], None
+    if limits[-1] > max_limit:  # the observer's guard stops evaluate past max_limit
+        return [UNREADABLE_ROUNDS], None
+    read = read_rounds(call, steps, State, time_limit, clock)
+    if read is None:
+        return [UNREADABLE_ROUNDS], None
+    if read.marks[-1][1] is None:
+        return [UNREADABLE_LAST], None
+    values = [step[1] for step in steps]
+    parted = went_on(read, values, time_limit, clock, "best_move")
+    if parted is not None:
+        return [f"{parted.said}\nIt should have stopped after limit {limits[parted.index]}."], read.basis(True)
+    true = depth_limited_value(State, limits[-1], game=GAME, memo=memo)
+    last = values[-1] if same_number(values[-1], true) else true  # a stop on a decided value needs it true
+    early = early_stop(read, last, time_limit, clock, "best_move")
+    if early is None:
+        unproven = cpu_unproven(read, last, call, "best_move")
+        return ([unproven] if unproven else []), read.basis(True)
+    basis = read.basis(True)
+    if read.match is None:
+        return [f"{early}\nIt should have gone on with limit {limits[-1] + 1} at least."], basis
+    reached = reached_limit(State, read.match.variant, time_limit, max_limit, clock, replay_budget(time_limit, clock))
+    if reached is not None and reached[0] > limits[-1]:
+        basis += f" On that clock, that search goes on to limit {reached[0]}, where {STOPPED_BY[reached[1]]}."
+    return [early], basis
 
 
 RESULTS = {1: "X wins", 0: "a draw", -1: "O wins"}

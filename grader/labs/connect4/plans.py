@@ -214,12 +214,17 @@ def choice_plan(case: Connect4Case) -> CasePlan:
     }
     text = f"best_move(State, {case.time_limit}) after the moves {case.moves}"
 
+    stored = (case.expect["limit"], list(case.expect["moves_optimal"]))
+
     def judge(observed: list[dict]) -> Judgement:
-        verdict = judge_choice(answer(observed), State, case.expect["limit"], list(case.expect["moves_optimal"]), text)
+        verdict = judge_choice(answer(observed), State, stored, text, case.time_limit, case.max_limit, case.clock)
         return Judgement({"choice": verdict})
 
+    # played (asked through the grader) so that the call carries the CPU time the grader
+    # measured: the stop rule of rounds of no known search's counts needs it
+    asked = request(f"{header.name}/best_move", [call])
     return CasePlan(
-        header.name, request(f"{header.name}/best_move", [call]), ("choice",), judge, header.visibility, header.points
+        header.name, asked, ("choice",), judge, header.visibility, header.points, play=lambda ask: ask(asked)
     )
 
 
