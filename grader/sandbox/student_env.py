@@ -5,7 +5,10 @@ of its own so that the kernel zygote (which starts its zygote with it) and the w
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only for the annotation: the first spawn (first_spawn.py) imports this module
+    from pathlib import Path
 
 __all__ = ["scrubbed_env"]
 
