@@ -89,6 +89,17 @@ class StudentCgroups:
                 path.rmdir()
         self._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(self.paths.values())]
 
+    @classmethod
+    def adopt(cls, paths: dict[str, str]) -> StudentCgroups:
+        """The cgroups first_spawn.py made (controller -> folder) for the worker it spawned,
+        and the sweep of stale ones that making them here would have done."""
+        made = cls.__new__(cls)
+        made.paths = {controller: Path(path) for controller, path in paths.items()}
+        made._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(made.paths.values())]
+        for path in dict.fromkeys(made.paths.values()):
+            _sweep(path.parent)
+        return made
+
     @property
     def procs_files(self) -> list[bytes]:
         """The `cgroup.procs` files a process writes its pid to, to join (see join())."""

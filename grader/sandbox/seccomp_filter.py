@@ -170,6 +170,16 @@ def _compile() -> bytes | None:
     return program if program and len(program) % 8 == 0 else None
 
 
+def depends_on() -> list[str]:
+    """The files the compiled program depends on (first_spawn.py's recipe keeps their
+    stamps): pyseccomp, the dynamic linker's cache and the libseccomp files."""
+    import importlib.util
+
+    found = importlib.util.find_spec("pyseccomp")
+    names = [found.origin if found and found.origin else "", LINKER_CACHE]
+    return [name for name in names if name] + [s.rsplit(":", 2)[0] for s in _library_stamps()]
+
+
 @functools.lru_cache(maxsize=1)
 def program_hex() -> str | None:
     program = filter_program()
