@@ -28,12 +28,13 @@ from typing import Protocol
 
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
-from . import worker_zygote
+from . import acl, first_spawn, worker_zygote
 from .channel import Timeout, WorkerFailure
 from .cpu_clock import CpuMeter
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
+from .first_spawn import STUDENT_GID, Spawned
 from .identity import StudentIdentity, hand_over, lease
-from .isolation import Isolation, detect_isolation, forget_isolation
+from .isolation import NAMESPACES, Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
 from .worker import SITE_PATHS, Worker
 
@@ -154,6 +155,33 @@ def load_reply(reply: dict | WorkerFailure, nonce: str) -> LoadObservation:
     return LoadObservation(api=api, error=sanitize_error(reply.get("error")), seconds=seconds)
 
 
+def isolation_of(spawned: Spawned) -> Isolation:
+    """The level first_spawn.py's worker was spawned at (its recipe's: always namespaces)."""
+    if spawned.userns:
+        return Isolation(NAMESPACES.level, NAMESPACES.description, True)
+    return NAMESPACES
+
+
+def remember_first_spawn(isolation: Isolation) -> None:
+    """After a worker of this grader process was confined at `isolation`'s level: store
+    what the next grade's first spawn needs, once per process, unless it is stored already."""
+    global _REMEMBERED
+    if _REMEMBERED:
+        return
+    _REMEMBERED = True
+    if isolation.level != NAMESPACES.level or first_spawn.has_recipe():
+        return
+    from . import isolation as isolation_module
+    from . import seccomp_filter
+
+    files = [isolation_module.__file__, seccomp_filter.__file__, *seccomp_filter.depends_on()]
+    readable = list(isolation_module.INTERPRETER_PATHS)
+    first_spawn.remember(isolation.level, isolation.userns, seccomp_filter.program_hex(), readable, files)
+
+
+_REMEMBERED = False
+
+
 class Session:
     """Runs one submission. Use as a context manager; the work folder is removed after.
     It may be opened before the lab is known (to start the worker early); `configure`
@@ -169,24 +197,32 @@ class Session:
     _cleaning: threading.Thread | None = None
     _cleanup_error: BaseException | None = None
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
+    def __init__(self, submission: Path, hidden: Sequence[Path] = (), spawned: Spawned | None = None) -> None:
         self.submission = submission
         self.probe: ProbeSetup | None = None
         self.limits = Limits()
         self.random_seed: int | None = None  # set by configure
-        self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
         self.started = time.monotonic()
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.identity: StudentIdentity | None = None
-        try:
-            self.isolation: Isolation = detect_isolation()
-            # the student's own unprivileged uid for this grading (None when the grader isn't root)
-            self.identity = lease()
-        except BaseException:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise
+        if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
+            self.workdir = Path(spawned.workdir)
+            self.isolation = isolation_of(spawned)
+            if spawned.uid is not None and spawned.lease_fd is not None:
+                self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
+                spawned.lease_fd = None  # the identity's to release now
+                acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
+        else:
+            self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
+            try:
+                self.isolation = detect_isolation()
+                # the student's own unprivileged uid for this grading (None when the grader isn't root)
+                self.identity = lease()
+            except BaseException:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                raise
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
@@ -358,14 +394,27 @@ class PythonSession(Session):
     """A `.py` submission, imported by the observer in a fresh interpreter. The first
     interpreter starts at once, so its start-up overlaps the grader's own work."""
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
-        super().__init__(submission, hidden)
+    def __init__(self, submission: Path, hidden: Sequence[Path] = (), spawned: Spawned | None = None) -> None:
+        """`spawned`: the worker first_spawn.py spawned for this submission (hidden: none
+        more than first_spawn.hidden_for's), which the session now holds, folder and uid
+        included, whatever happens here."""
+        try:
+            super().__init__(submission, hidden, spawned)
+        except BaseException:
+            if spawned is not None:
+                spawned.release()
+            raise
         self.copy = self.workdir / submission.name
         try:
+            if spawned is not None:
+                self._early = Worker.adopt(spawned)
+                return
             shutil.copyfile(submission, self.copy)
             hand_over(self.workdir, self.identity)
             self._early = self._start_worker()
         except BaseException:
+            if spawned is not None:
+                spawned.release()
             self._clean_up()  # a session that never opened leaves no folder or leased uid behind
             raise
 
@@ -386,6 +435,7 @@ class PythonSession(Session):
             if isinstance(started, WorkerFailure) or started.get("op") != "confined":
                 worker.close()  # it died or hung before any student code ran: the machine's problem
                 continue
+            remember_first_spawn(self.isolation)
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
@@ -409,6 +459,7 @@ class PythonSession(Session):
             return worker, observation
         said = [line for line in worker.output_text.splitlines() if line.strip()]
         forget_isolation()  # the level found once may no longer hold: the next grading looks again
+        first_spawn.forget()
         raise WorkerStartError(
             f"the student process could not be confined on this machine "
             f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"
