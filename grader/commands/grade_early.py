@@ -70,12 +70,20 @@ def start(words: list[str]) -> None:
     if found is None:
         return
     submission, lab = found
+    spawned = None
+    if not _may_be_folder(lab):  # a lab's folder may hide more: its setup says (_private_dirs)
+        from ..sandbox.first_spawn import spawn
+
+        spawned = spawn(submission)  # None: the ordinary way below
     try:
         from pathlib import Path
 
         from ..sandbox.session import PythonSession
 
-        session = PythonSession(Path(submission), _private_dirs(lab))
+        if spawned is not None:
+            session = PythonSession(Path(submission), (), spawned)
+        else:
+            session = PythonSession(Path(submission), _private_dirs(lab))
     except Exception:  # noqa: BLE001 - grade opens it again and reports the error there
         return
     _EARLY = (submission, lab, session)
@@ -112,10 +120,13 @@ def _close(session: Session) -> None:
 def _private_dirs(lab: str) -> list[Path]:
     """lab_setup.private_dirs(lab), without reading the installed labs when `lab` can't be
     a folder (registry.folder_of: an installed name, or neither a path nor a folder)."""
-    from pathlib import Path
-
-    if "/" not in lab and not lab.startswith((".", "~")) and not Path(lab).expanduser().is_dir():
+    if not _may_be_folder(lab):
         return []
     from ..lab_setup import private_dirs
 
     return private_dirs(lab)
+
+
+def _may_be_folder(lab: str) -> bool:
+    """Whether `lab` may name a lab's folder rather than an installed lab (registry.folder_of)."""
+    return "/" in lab or lab.startswith((".", "~")) or os.path.isdir(os.path.expanduser(lab))
