@@ -23,10 +23,12 @@ import marshal
 import os
 import stat
 import sys
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
 
 if TYPE_CHECKING:  # imported by the first spawn (sandbox/first_spawn.py): no pathlib before it
     from pathlib import Path
+    from typing import Any
 
 FORMAT = 1  # part of every entry's name: a change of layout never reads an old entry
 

@@ -15,7 +15,8 @@ spec: the spec's limits and the probe reach the worker in its setup, as before.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
 
 if TYPE_CHECKING:
     from pathlib import Path
