@@ -20,8 +20,8 @@ and valid only while everything it depends on is unchanged: the boot, the user, 
 kernel's namespace settings, the interpreter, and the size and time of every file behind
 it (this module, isolation.py and seccomp_filter.py, `unshare`, `setpriv`, libseccomp and
 pyseccomp, the dynamic linker's cache). Anything else (no recipe, the `process` level, a
-lab given as a folder whose private folders only the lab's setup knows, a uid whose last
-holder did not leave it clean, any error) returns None having left nothing behind, and
+lab given as a folder whose private folders only the lab's setup knows, no free uid that
+its last holder left clean, any error) returns None having left nothing behind, and
 the grade opens its sandbox the ordinary way. session.PythonSession then adopts what was
 spawned (`Worker.adopt`), and every later step is the ordinary session's.
 """
@@ -307,8 +307,8 @@ def has_recipe() -> bool:
 
 
 def _lease(spawned: Spawned) -> bool:
-    """identity.lease() for a uid its last holder left clean (False: none found that
-    way; the ordinary lease then sweeps one)."""
+    """identity.lease(), of the uids their last holder left clean only (False: none free;
+    the ordinary lease then reaps and sweeps one)."""
     import fcntl
 
     os.makedirs(LEASE_DIR, mode=0o700, exist_ok=True)
@@ -327,8 +327,8 @@ def _lease(spawned: Spawned) -> bool:
         except OSError:
             state = b""
         if state != CLEAN:
-            os.close(fd)  # its last holder was killed: the ordinary lease reaps and sweeps
-            return False
+            os.close(fd)  # its last holder was killed, or never marked it: the ordinary lease reaps it
+            continue
         os.ftruncate(fd, 0)
         os.pwrite(fd, LEASED + b"\n", 0)
         spawned.uid, spawned.lease_fd = uid, fd
