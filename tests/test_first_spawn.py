@@ -152,3 +152,29 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_a_first_spawned_worker_that_cannot_start_is_retried_then_said_and_the_recipe_dropped(
+    recipe: Path, monkeypatch, capsys
+) -> None:
+    """The machine changed since the recipe was stored (here: `unshare` fails at once, in
+    the recipe and for the ordinary path alike): the first spawn's worker never says it is
+    confined, the ordinary path tries again, and the grade ends with exit 3 and one line;
+    the recipe is gone, so the next grade works the level out afresh."""
+    from grader import cache
+    from grader.cli import main
+    from grader.sandbox import isolation
+
+    stored = cache.read(first_spawn.RECIPE)
+    stored["recipe"]["unshare"] = "/bin/false"
+    cache.write(first_spawn.RECIPE, stored)
+    monkeypatch.setattr(isolation.Isolation, "prefix", lambda self: ["false"])
+    spawned = []
+    spawn = first_spawn.spawn
+    monkeypatch.setattr(first_spawn, "spawn", lambda *args: spawned.append(spawn(*args)) or spawned[-1])
+    code = main(["grade", TREE, "--lab", "tree"])
+    err = capsys.readouterr().err
+    assert spawned and spawned[0] is not None  # the recipe was used
+    assert code == 3 and len(err.splitlines()) == 1 and "3 attempts" in err
+    assert err.startswith("abgrade: this machine could not start the student's process (not the submission's fault")
+    assert not first_spawn.has_recipe()
