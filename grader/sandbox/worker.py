@@ -22,7 +22,6 @@ from .channel import FramedChannel, Timeout, WorkerFailure
 from .first_spawn import ForkedProcess, Spawned, bootstrap_source
 from .identity import StudentIdentity
 from .isolation import Isolation
-from .limits import die_with_grader
 from .output import CappedOutput
 from .student_env import scrubbed_env
 
@@ -177,6 +176,8 @@ class Worker:
     def _spawn(
         self, isolation: Isolation, plan: dict, workdir: Path, out_w: int, to_child_r: int, from_child_w: int
     ) -> subprocess.Popen:
+        from .limits import die_with_grader  # libc loaded here, in the grader, before the fork
+
         def before_exec() -> None:  # in the child, between fork and exec
             die_with_grader()
             self.cgroup.join()
