@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ from typing import Protocol
 
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
-from . import acl, first_spawn, worker_zygote
+from . import acl, first_spawn
 from .channel import Timeout, WorkerFailure
 from .cpu_clock import CpuMeter
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
@@ -215,6 +214,8 @@ class Session:
                 spawned.lease_fd = None  # the identity's to release now
                 acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
         else:
+            import tempfile  # only here: the first spawn's sessions never need it
+
             self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-"))
             try:
                 self.isolation = detect_isolation()
@@ -420,6 +421,8 @@ class PythonSession(Session):
 
     def _start_worker(self) -> Worker:
         uid = self.identity.uid if self.identity is not None else None
+        from . import worker_zygote  # a batch's: a single grade never forks
+
         zygote = worker_zygote.zygote_for(self.isolation, uid)  # a batch's grader process: a fork
         worker = Worker(self.workdir, self.isolation, self.hidden, self.identity, zygote)
         if worker.fork_refused is not None:
