@@ -15,7 +15,6 @@ import errno
 import functools
 import hashlib
 import os
-import tempfile
 
 from .. import cache
 
@@ -161,6 +160,8 @@ def _compile() -> bytes | None:
         for flag in CLONE_NAMESPACE_FLAGS:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        import tempfile  # only when compiling (the cache's miss)
+
         with tempfile.TemporaryFile() as handle:
             rules.export_bpf(handle)
             handle.seek(0)
