@@ -165,9 +165,9 @@ def test_a_first_spawned_worker_that_cannot_start_is_retried_then_said_and_the_r
     from grader.cli import main
     from grader.sandbox import isolation
 
-    stored = cache.read(first_spawn.RECIPE)
+    stored = cache.read(first_spawn.recipe_name())
     stored["recipe"]["unshare"] = "/bin/false"
-    cache.write(first_spawn.RECIPE, stored)
+    cache.write(first_spawn.recipe_name(), stored)
     monkeypatch.setattr(isolation.Isolation, "prefix", lambda self: ["false"])
     spawned = []
     spawn = first_spawn.spawn

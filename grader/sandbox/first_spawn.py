@@ -42,7 +42,7 @@ CLEAN, LEASED = b"clean", b"leased"
 # the confinement and bootstrap sources the worker runs, in this order (worker.py)
 BOOTSTRAP_FILES = ("confine.py", "probe_install.py", "student_random.py", "bootstrap.py")
 CGROUP_ROOT = "/sys/fs/cgroup"
-RECIPE = "first-spawn"
+RECIPE_PREFIX = "first-spawn-"  # + the interpreter's own key (recipe_name): one recipe per venv
 EXEC_PATH = ("/usr/local/bin", "/usr/bin", "/bin")  # the scrubbed environment's PATH
 NAMESPACE_SETTINGS = (
     "/proc/sys/kernel/random/boot_id",
@@ -244,6 +244,15 @@ def _context() -> list[str]:
     return parts
 
 
+def recipe_name() -> str:
+    """The recipe's cache entry for this interpreter (a checkout's venv and a plain install
+    grading by turns must not overwrite each other's: each would find the other's and
+    take the ordinary path every time); its context still says whose it is."""
+    import zlib
+
+    return RECIPE_PREFIX + format(zlib.crc32("\0".join((sys.executable, sys.prefix, _HERE)).encode()), "08x")
+
+
 def stamp(name: str) -> str:
     """A file's name, size and time (seccomp_filter's stamps): a changed file changes it."""
     try:
@@ -257,7 +266,7 @@ def _recipe() -> dict | None:
     """The stored recipe, when it is still valid and for the `namespaces` level."""
     from .. import cache
 
-    stored = cache.read(RECIPE)
+    stored = cache.read(recipe_name())
     if not isinstance(stored, dict) or stored.get("context") != _context():
         return None
     stamps = stored.get("stamps")
@@ -289,14 +298,14 @@ def remember(level: str, userns: bool, seccomp: str | None, readable: list[str],
     stamps = [stamp(name) for name in dict.fromkeys([*own, *files])]
     recipe = {"level": level, "userns": userns, "seccomp": seccomp, "readable": list(readable)}
     recipe.update(setpriv=setpriv, unshare=unshare)
-    cache.write(RECIPE, {"context": _context(), "stamps": stamps, "recipe": recipe})
+    cache.write(recipe_name(), {"context": _context(), "stamps": stamps, "recipe": recipe})
 
 
 def forget() -> None:
     """Drop the recipe (a worker could not be confined: the next grading works it out)."""
     from .. import cache
 
-    cache.forget(RECIPE)
+    cache.forget(recipe_name())
 
 
 def has_recipe() -> bool:
