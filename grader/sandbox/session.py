@@ -188,6 +188,7 @@ class Session:
     a worker is launched (`_launch`)."""
 
     _early: Worker | None = None  # a worker started ahead of its first use (PythonSession)
+    _adopted = False  # its first worker was first_spawn.py's
     # `abgrade grade` sets it: once the student's processes are killed and its output read,
     # `close` leaves removing the work folder and releasing the uid to a thread, which the
     # command joins (`wait_closed`) after printing the report; not a daemon, so the
@@ -206,6 +207,7 @@ class Session:
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.identity: StudentIdentity | None = None
+        self._adopted = spawned is not None
         if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
             self.workdir = Path(spawned.workdir)
             self.isolation = isolation_of(spawned)
@@ -362,6 +364,10 @@ class Session:
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
+        if self._adopted:
+            from .cgroup import sweep_stale
+
+            sweep_stale()  # what making the cgroups here would have done first
 
     def _clean_up_keeping_error(self) -> None:
         try:
