@@ -157,17 +157,14 @@ def _alive(pid: int) -> bool:
 def test_a_first_spawned_worker_that_cannot_start_is_retried_then_said_and_the_recipe_dropped(
     recipe: Path, monkeypatch, capsys
 ) -> None:
-    """The machine changed since the recipe was stored (here: `unshare` fails at once, in
-    the recipe and for the ordinary path alike): the first spawn's worker never says it is
+    """The machine changed since the recipe was stored (here: `unshare` fails at once, for
+    the first spawn and the ordinary path alike): the first spawn's worker never says it is
     confined, the ordinary path tries again, and the grade ends with exit 3 and one line;
     the recipe is gone, so the next grade works the level out afresh."""
-    from grader import cache
     from grader.cli import main
     from grader.sandbox import isolation
 
-    stored = cache.read(first_spawn.recipe_name())
-    stored["recipe"]["unshare"] = "/bin/false"
-    cache.write(first_spawn.recipe_name(), stored)
+    monkeypatch.setattr(first_spawn, "UNSHARE_OPTIONS", ("--no-such-option",))  # unshare exits at once
     monkeypatch.setattr(isolation.Isolation, "prefix", lambda self: ["false"])
     spawned = []
     spawn = first_spawn.spawn
@@ -178,3 +175,14 @@ def test_a_first_spawned_worker_that_cannot_start_is_retried_then_said_and_the_r
     assert code == 3 and len(err.splitlines()) == 1 and "3 attempts" in err
     assert err.startswith("abgrade: this machine could not start the student's process (not the submission's fault")
     assert not first_spawn.has_recipe()
+
+
+def test_a_recipe_that_names_another_program_to_exec_is_not_used(recipe: Path) -> None:
+    """The grader execs what the recipe names as root: only the programs the scrubbed PATH
+    finds now, whatever the cache says."""
+    from grader import cache
+
+    stored = cache.read(first_spawn.recipe_name())
+    stored["recipe"]["unshare"] = "/bin/true"
+    cache.write(first_spawn.recipe_name(), stored)
+    assert not first_spawn.has_recipe() and first_spawn.spawn(TREE) is None

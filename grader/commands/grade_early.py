@@ -9,7 +9,11 @@ argparse reads the same words afterwards as it always did (a bad command line ge
 usual error), and `grade` takes the session only for the very submission and lab it
 parsed (`take`); any other session is closed, folder, uid and cgroup included
 (`discard`, which `main` calls on every way out). Nothing the spawn uses depends on the
-spec: the spec's limits and the probe reach the worker in its setup, as before.
+spec: the spec's limits and the probe reach the worker in its setup, as before. For a
+lab given by name the worker is spawned by sandbox/first_spawn.py, before even the
+sandbox's modules are imported, and the session is built around it; when that can't be
+done (no recipe stored yet, the `process` level, a lab's folder), the session opens the
+ordinary way.
 """
 
 from __future__ import annotations

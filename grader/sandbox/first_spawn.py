@@ -275,8 +275,8 @@ def _recipe() -> dict | None:
     recipe = stored.get("recipe")
     if not isinstance(recipe, dict) or recipe.get("level") != "namespaces":
         return None
-    for key in ("setpriv", "unshare"):
-        if not isinstance(recipe.get(key), str):
+    for key in ("setpriv", "unshare"):  # what the grader execs: never a path the cache alone says
+        if not isinstance(recipe.get(key), str) or recipe[key] != which(key):
             return None
     if not isinstance(recipe.get("readable"), list) or not isinstance(recipe.get("userns"), bool):
         return None
