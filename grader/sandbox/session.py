@@ -212,9 +212,9 @@ class Session:
             self.workdir = Path(spawned.workdir)
             self.isolation = isolation_of(spawned)
             if spawned.uid is not None and spawned.lease_fd is not None:
+                acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
                 self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
                 spawned.lease_fd = None  # the identity's to release now
-                acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
         else:
             import tempfile  # only here: the first spawn's sessions never need it
 

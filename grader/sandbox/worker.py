@@ -160,8 +160,8 @@ class Worker:
         worker.forked, worker.fork_refused = False, None
         worker.process = spawned.process
         to_child_w, from_child_r, out_r = spawned.fds
-        spawned.process, spawned.fds, spawned.cgroups = None, [], {}  # the worker's now
         worker._attach(to_child_w, from_child_r, out_r)
+        spawned.process, spawned.fds, spawned.cgroups = None, [], {}  # the worker's now (before: spawned's)
         return worker
 
     def _attach(self, to_child_w: int, from_child_r: int, out_r: int) -> None:
