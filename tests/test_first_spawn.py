@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -121,7 +122,7 @@ GRADER = """
 import sys, time
 from grader.sandbox import first_spawn
 spawned = first_spawn.spawn(sys.argv[1])
-print(spawned.pid if spawned else 0, flush=True)
+print(spawned.pid if spawned else 0, spawned.workdir if spawned else "", flush=True)
 time.sleep(600)
 """
 
@@ -131,18 +132,24 @@ def test_the_first_spawned_worker_dies_with_its_grader(recipe: Path, tmp_path: P
     student's processes with it."""
     env = {**os.environ, "ABGRADE_CACHE_DIR": str(recipe)}
     grader = subprocess.Popen([sys.executable, "-c", GRADER, TREE], stdout=subprocess.PIPE, text=True, env=env)
+    workdir = ""
     try:
         assert grader.stdout is not None
-        pid = int(grader.stdout.readline())
+        said, _, workdir = grader.stdout.readline().strip().partition(" ")
+        pid = int(said)
         assert pid > 0
         assert os.path.exists(f"/proc/{pid}")
     finally:
         grader.kill()
         grader.wait()
-    deadline = time.monotonic() + 30  # a backstop for a loaded machine, not a speed check
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.05)
-    assert not _alive(pid)
+    try:
+        deadline = time.monotonic() + 30  # a backstop for a loaded machine, not a speed check
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        assert not _alive(pid)
+    finally:  # a grader killed outright can't remove its folder (its uid's next lease sweeps /tmp)
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
