@@ -64,9 +64,20 @@ def note_spawn(module):
         spawned[0] = True
     module.Worker.__init__ = init
 
+def note_first_spawn(module):
+    timed(module, "spawn", "spawn the worker first (first_spawn.py, its imports too)")
+    spawn = module.spawn
+    def noted(*args, **kwargs):
+        try:
+            return spawn(*args, **kwargs)
+        finally:
+            spawned[0] = True
+    module.spawn = noted
+
 # modules the grade imports itself, when (and only if) it does: wrapped once they are in
 PATCHES = {
     "grader.sandbox.worker": note_spawn,
+    "grader.sandbox.first_spawn": note_first_spawn,
     "grader.sandbox.opening": lambda m: timed(m, "open_session", "open the sandbox (uid, folder, worker spawned)"),
     "grader.commands.grade_early": lambda m: timed(m, "start", "open the sandbox before the CLI (its imports too)"),
     "grader.commands.grade": lambda m: timed(m, "load_lab", "load the lab and its spec (its imports too)"),

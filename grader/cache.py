@@ -23,27 +23,39 @@ import marshal
 import os
 import stat
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
+
+if TYPE_CHECKING:  # imported by the first spawn (sandbox/first_spawn.py): no pathlib before it
+    from pathlib import Path
+    from typing import Any
 
 FORMAT = 1  # part of every entry's name: a change of layout never reads an old entry
 
 
 def folder() -> Path | None:
     """The cache folder, made if need be, or None when there is none to trust."""
+    from pathlib import Path
+
+    found = _folder()
+    return None if found is None else Path(found)
+
+
+def _folder() -> str | None:
+    """folder(), as a string (os.path only: see the imports)."""
     if os.environ.get("ABGRADE_CACHE", "1") == "0":
         return None
     given = os.environ.get("ABGRADE_CACHE_DIR")
     if given:
-        path = Path(given)
+        path = os.path.normpath(given)
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         if not os.path.isabs(base):
             return None
-        path = Path(base) / "abgrade" / "run-cache"
+        path = os.path.join(base, "abgrade", "run-cache")
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info, parent = os.lstat(path), os.stat(path.parent)
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info, parent = os.lstat(path), os.stat(os.path.dirname(os.path.abspath(path)))
     except OSError:
         return None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
@@ -53,9 +65,11 @@ def folder() -> Path | None:
     return path
 
 
-def _entry(name: str) -> Path | None:
-    found = folder()
-    return None if found is None else found / f"{name}.v{FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
+def _entry(name: str) -> str | None:
+    found = _folder()
+    return (
+        None if found is None else os.path.join(found, f"{name}.v{FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}")
+    )
 
 
 def read(name: str) -> Any:
@@ -85,7 +99,8 @@ def write(name: str, value: Any) -> None:
     path = _entry(name)
     if path is None:
         return
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    head, name = os.path.split(path)
+    temporary = os.path.join(head, f".{name}.{os.getpid()}.tmp")
     try:
         data = marshal.dumps(value)
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
 
 if TYPE_CHECKING:
     import argparse

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,6 +82,8 @@ def _remember(marker: Path, text: str) -> None:
     """Write the marker atomically (parallel graders may race); give up quietly."""
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when the marker is written (once per spec text): not on a grade's path
+
         handle, temp = tempfile.mkstemp(dir=marker.parent, prefix=".tmp-")
         with os.fdopen(handle, "w") as out:
             out.write(text)

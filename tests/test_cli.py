@@ -330,6 +330,7 @@ def test_a_student_process_the_machine_cannot_start_is_said_in_one_line(monkeypa
     from grader.sandbox import isolation
 
     monkeypatch.setattr(isolation.Isolation, "prefix", lambda self: ["false"])
+    monkeypatch.setenv("ABGRADE_CACHE", "0")  # no recipe, no first spawn (its failure: test_first_spawn.py)
     code = main(["grade", str(TREE_SUBMISSIONS / "correct_fail_hard.py"), "--lab", "tree"])
     err = capsys.readouterr().err
     assert code == 3

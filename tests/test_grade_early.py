@@ -76,34 +76,62 @@ def test_a_session_opened_for_another_submission_or_lab_is_closed_not_taken(tmp_
 
 
 SPY = """
-import json, sys
-import grader.sandbox.session as session
-at_spawn = []
-spawn = session.PythonSession._start_worker
-def spy(self):
-    at_spawn.append(sorted(sys.modules))
-    return spawn(self)
-session.PythonSession._start_worker = spy
+import sys
+import grader.sandbox.first_spawn as first_spawn
+seen = {"ordinary": [], "first": []}
+first, spawn = first_spawn._fork_exec, first_spawn.spawn
+def spy_first(*args):
+    seen["first"].append(sorted(sys.modules))
+    return first(*args)
+def spy_spawn(*args):
+    spawned = spawn(*args)
+    import grader.sandbox.session as session  # imported next by grade_early anyway: spy on it now
+    ordinary = session.PythonSession._start_worker
+    def spy(self):
+        seen["ordinary"].append(sorted(sys.modules))
+        return ordinary(self)
+    session.PythonSession._start_worker = spy
+    return spawned
+first_spawn._fork_exec, first_spawn.spawn = spy_first, spy_spawn
 from grader.cli import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "spawns": len(at_spawn), "at_spawn": at_spawn[0] if at_spawn else []}))
+seen["code"] = main(sys.argv[1:])
+import json  # not before: it is one of the imports the first spawn must not need
+print(json.dumps(seen))
 """
+# what a spawn comes before: the CLI, the pipeline, the lab, the spec, the observer's replies
+LATER = {"argparse", "grader.commands.grade", "grader.grading", "grader.labs", "grader.spec.loader"}
+LATER |= {"grader.observations", "grader.text"}
+# ... and, for the first spawn, everything the ordinary session imports first
+HEAVY = {"dataclasses", "subprocess", "ctypes", "json", "tempfile", "shutil", "typing", "inspect"}
+HEAVY |= {"grader.spec.model", "grader.sandbox.worker_zygote", "grader.sandbox.identity", "grader.sandbox.cgroup"}
 
 
 def test_the_worker_is_spawned_before_the_cli_and_the_pipeline_are_imported(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-c", SPY, "grade", TREE, "--lab", "tree", "--seed", "1", "-q"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    seen = json.loads(run.stdout.splitlines()[-1])
-    assert seen["code"] == 0 and seen["spawns"] == 1  # the grade took the session opened early
-    later = {"argparse", "grader.commands.grade", "grader.grading", "grader.labs", "grader.spec.loader"}
-    later |= {"grader.observations", "grader.text"}  # the observer's replies are read after the spawn
-    assert later & set(seen["at_spawn"]) == set()
+    """In a fresh cache the ordinary early session spawns (and stores first_spawn's recipe
+    once its worker is confined); the next grade spawns first, with next to nothing imported."""
+    env = {**os.environ, "ABGRADE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("ABGRADE_CACHE", None)
+    runs = []
+    for _ in range(2):
+        run = subprocess.run(
+            [sys.executable, "-c", SPY, "grade", TREE, "--lab", "tree", "--seed", "1", "-q"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stderr
+        runs.append(json.loads(run.stdout.splitlines()[-1]))
+    ordinary, first = runs
+    assert ordinary["code"] == 0 and len(ordinary["ordinary"]) == 1 and ordinary["first"] == []
+    assert LATER & set(ordinary["ordinary"][0]) == set()
+    from grader.sandbox.isolation import detect_isolation
+
+    if detect_isolation().level != "namespaces":
+        pytest.skip("the first spawn is for the namespaces level only; this machine has the process level")
+    assert first["code"] == 0 and first["ordinary"] == [] and len(first["first"]) == 1  # the grade took it
+    assert (LATER | HEAVY) & set(first["first"][0]) == set()
 
 
 def _running_with(marker: str) -> list[int]:
@@ -161,6 +189,7 @@ def test_a_session_whose_worker_cannot_start_leaves_no_folder_or_uid(tmp_path: P
     folder = tmp_path / "tmp"
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("ABGRADE_CACHE", "0")  # no recipe: the ordinary session (first_spawn's: test_first_spawn.py)
     monkeypatch.setattr(PythonSession, "_start_worker", refused)
     grade_early.start(["grade", TREE, "--lab", "tree"])
     assert grade_early._EARLY is None and len(made) == 1

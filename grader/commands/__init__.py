@@ -4,7 +4,8 @@ command means adding a module here and its name to COMMANDS."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
 
 if TYPE_CHECKING:  # argparse only once a parser is built: grade_early.py runs before it
     import argparse

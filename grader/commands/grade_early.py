@@ -9,13 +9,18 @@ argparse reads the same words afterwards as it always did (a bad command line ge
 usual error), and `grade` takes the session only for the very submission and lab it
 parsed (`take`); any other session is closed, folder, uid and cgroup included
 (`discard`, which `main` calls on every way out). Nothing the spawn uses depends on the
-spec: the spec's limits and the probe reach the worker in its setup, as before.
+spec: the spec's limits and the probe reach the worker in its setup, as before. For a
+lab given by name the worker is spawned by sandbox/first_spawn.py, before even the
+sandbox's modules are imported, and the session is built around it; when that can't be
+done (no recipe stored yet, the `process` level, a lab's folder), the session opens the
+ordinary way.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -70,12 +75,20 @@ def start(words: list[str]) -> None:
     if found is None:
         return
     submission, lab = found
+    spawned = None
+    if not _may_be_folder(lab):  # a lab's folder may hide more: its setup says (_private_dirs)
+        from ..sandbox.first_spawn import spawn
+
+        spawned = spawn(submission)  # None: the ordinary way below
     try:
         from pathlib import Path
 
         from ..sandbox.session import PythonSession
 
-        session = PythonSession(Path(submission), _private_dirs(lab))
+        if spawned is not None:
+            session = PythonSession(Path(submission), (), spawned)
+        else:
+            session = PythonSession(Path(submission), _private_dirs(lab))
     except Exception:  # noqa: BLE001 - grade opens it again and reports the error there
         return
     _EARLY = (submission, lab, session)
@@ -112,10 +125,13 @@ def _close(session: Session) -> None:
 def _private_dirs(lab: str) -> list[Path]:
     """lab_setup.private_dirs(lab), without reading the installed labs when `lab` can't be
     a folder (registry.folder_of: an installed name, or neither a path nor a folder)."""
-    from pathlib import Path
-
-    if "/" not in lab and not lab.startswith((".", "~")) and not Path(lab).expanduser().is_dir():
+    if not _may_be_folder(lab):
         return []
     from ..lab_setup import private_dirs
 
     return private_dirs(lab)
+
+
+def _may_be_folder(lab: str) -> bool:
+    """Whether `lab` may name a lab's folder rather than an installed lab (registry.folder_of)."""
+    return "/" in lab or lab.startswith((".", "~")) or os.path.isdir(os.path.expanduser(lab))

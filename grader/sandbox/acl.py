@@ -39,7 +39,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .confine import closed_ancestors
 from .identity import LEASE_DIR
 
 STATE_DIR = LEASE_DIR / "acl"  # root-only: LEASE_DIR is 0700
@@ -277,6 +276,8 @@ class AclHold:
         grading's `own` work folders to its `uid` alone. The folders only on the way to `own`
         (a batch's run and job folders) get a user entry and nothing else: what such a
         folder holds is closed on its own (work folders 0700, each owned by its student)."""
+        from .confine import closed_ancestors  # (and its ctypes) only when ACLs are set: the process level
+
         shared, own = list(shared), list(own)
         everything = [*shared, *own]
         wants: dict[str, dict[str, int]] = {}

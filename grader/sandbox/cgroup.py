@@ -61,6 +61,14 @@ def _sweep(root: Path) -> None:
             pass
 
 
+def sweep_stale() -> None:
+    """Remove stale cgroups (_sweep) in every hierarchy: what StudentCgroups() does when it
+    makes its own, for the cgroups first_spawn.py made (a grade's cleanup thread calls it)."""
+    for root in dict.fromkeys(_controller_root(controller) for controller, _ in CONTROLLERS):
+        if root is not None:
+            _sweep(root)
+
+
 class StudentCgroups:
     """The cgroups (one per hierarchy) of one student process tree. `join()` runs in the
     child between fork and exec, so the process is counted from its first instruction."""
@@ -88,6 +96,15 @@ class StudentCgroups:
             else:
                 path.rmdir()
         self._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(self.paths.values())]
+
+    @classmethod
+    def adopt(cls, paths: dict[str, str]) -> StudentCgroups:
+        """The cgroups first_spawn.py made (controller -> folder) for the worker it spawned
+        (the sweep of stale ones that making them here does: `sweep_stale`, after the grade)."""
+        made = cls.__new__(cls)
+        made.paths = {controller: Path(path) for controller, path in paths.items()}
+        made._procs = [os.fsencode(p / "cgroup.procs") for p in dict.fromkeys(made.paths.values())]
+        return made
 
     @property
     def procs_files(self) -> list[bytes]:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-STUDENT_GID = int(os.environ.get("ABGRADE_STUDENT_GID", "61000"))
-FIRST_UID = int(os.environ.get("ABGRADE_STUDENT_UID", "61000"))
-POOL_SIZE = 256
-LEASE_DIR = Path("/run/abgrade-uids") if Path("/run").is_dir() else Path("/tmp/abgrade-uids")
+from .first_spawn import FIRST_UID, POOL_SIZE, STUDENT_GID  # the pool, shared with the first spawn's lease
+from .first_spawn import LEASE_DIR as _LEASE_DIR
+
+LEASE_DIR = Path(_LEASE_DIR)
 SHARED_TMP = (Path("/tmp"), Path("/dev/shm"))
 
 
@@ -97,7 +97,7 @@ def lease() -> StudentIdentity | None:
     raise RuntimeError(f"no free student uid in {FIRST_UID}..{FIRST_UID + POOL_SIZE - 1}")
 
 
-CLEAN, LEASED = b"clean", b"leased"
+from .first_spawn import CLEAN, LEASED  # noqa: E402 - beside the functions that write them
 
 
 def _state(fd: int) -> bytes:

@@ -41,15 +41,15 @@ from pathlib import Path
 
 from .. import cache
 from . import acl
+from .first_spawn import PRIVATE_TMP_MB, UNSHARE_OPTIONS, USERNS_OPTIONS
 from .identity import StudentIdentity, grader_is_root
 from .seccomp_filter import program_hex
 
 CONFINE_SOURCE = (Path(__file__).parent / "confine.py").read_text()
 _CONFINE_MAIN = CONFINE_SOURCE + "\nimport sys\nmain(sys.argv[1:])\n"
-_UNSHARE = ["unshare", "--net", "--mount", "--pid", "--ipc", "--uts", "--fork", "--kill-child", "--mount-proc"]
-_USERNS = ["--user", "--map-root-user"]
+_UNSHARE = ["unshare", *UNSHARE_OPTIONS]
+_USERNS = list(USERNS_OPTIONS)
 _SHIELD = ["sh", "-c", '"$@"; exit $?', "abgrade-shield"]
-PRIVATE_TMP_MB = 64
 # what the student's Python must be able to read: the interpreter and site-packages
 INTERPRETER_PATHS = tuple(
     dict.fromkeys(

@@ -9,26 +9,44 @@ address space before it runs a cell, and would not start at all under a smaller 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
 import signal
+from typing import TYPE_CHECKING, Any
 
 from ..spec.model import Limits
 
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: preexec code must not import
+_LIBC: Any = None  # ctypes' libc, loaded when a module imports die_with_grader (__getattr__)
 _PR_SET_PDEATHSIG = 1
 AS_FLOOR_MB = 1024
 CPU_SLACK_SECONDS = 30
 
 
-def die_with_grader() -> None:
+def _die_with_grader() -> None:
     """preexec_fn of every student process (and of batch grader processes): SIGKILL it
     when its parent dies, even if the parent died just before the request took effect."""
     parent = os.getppid()
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
+
+
+if TYPE_CHECKING:
+    die_with_grader = _die_with_grader
+else:
+
+    def __getattr__(name: str) -> object:
+        """`die_with_grader`, with libc loaded by the import that names it: in the grader,
+        before any fork (preexec code must not import), and only in the modules that
+        spawn with it (a grade whose worker first_spawn.py spawned never loads ctypes)."""
+        global _LIBC
+        if name != "die_with_grader":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if _LIBC is None:
+            import ctypes
+
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        return _die_with_grader
 
 
 def rlimits(limits: Limits, memory_cgroup: bool = False, kernel: bool = False) -> dict[str, int]:

@@ -15,7 +15,6 @@ import errno
 import functools
 import hashlib
 import os
-import tempfile
 
 from .. import cache
 
@@ -161,6 +160,8 @@ def _compile() -> bytes | None:
         for flag in CLONE_NAMESPACE_FLAGS:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        import tempfile  # only when compiling (the cache's miss)
+
         with tempfile.TemporaryFile() as handle:
             rules.export_bpf(handle)
             handle.seek(0)
@@ -168,6 +169,16 @@ def _compile() -> bytes | None:
     except (OSError, ValueError, RuntimeError):
         return None
     return program if program and len(program) % 8 == 0 else None
+
+
+def depends_on() -> list[str]:
+    """The files the compiled program depends on (first_spawn.py's recipe keeps their
+    stamps): pyseccomp, the dynamic linker's cache and the libseccomp files."""
+    import importlib.util
+
+    found = importlib.util.find_spec("pyseccomp")
+    names = [found.origin if found and found.origin else "", LINKER_CACHE]
+    return [name for name in names if name] + [s.rsplit(":", 2)[0] for s in _library_stamps()]
 
 
 @functools.lru_cache(maxsize=1)

@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,12 +27,13 @@ from typing import Protocol
 
 from ..paths import PRIVATE_DIRS
 from ..spec.model import Limits
-from . import worker_zygote
+from . import acl, first_spawn
 from .channel import Timeout, WorkerFailure
 from .cpu_clock import CpuMeter
 from .deadline import Deadline, Limit, backstop, backstop_text, cpu_limit_text
+from .first_spawn import STUDENT_GID, Spawned
 from .identity import StudentIdentity, hand_over, lease
-from .isolation import Isolation, detect_isolation, forget_isolation
+from .isolation import NAMESPACES, Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
 from .worker import SITE_PATHS, Worker
 
@@ -154,6 +154,33 @@ def load_reply(reply: dict | WorkerFailure, nonce: str) -> LoadObservation:
     return LoadObservation(api=api, error=sanitize_error(reply.get("error")), seconds=seconds)
 
 
+def isolation_of(spawned: Spawned) -> Isolation:
+    """The level first_spawn.py's worker was spawned at (its recipe's: always namespaces)."""
+    if spawned.userns:
+        return Isolation(NAMESPACES.level, NAMESPACES.description, True)
+    return NAMESPACES
+
+
+def remember_first_spawn(isolation: Isolation) -> None:
+    """After a worker of this grader process was confined at `isolation`'s level: store
+    what the next grade's first spawn needs, once per process, unless it is stored already."""
+    global _REMEMBERED
+    if _REMEMBERED:
+        return
+    _REMEMBERED = True
+    if isolation.level != NAMESPACES.level or first_spawn.has_recipe():
+        return
+    from . import isolation as isolation_module
+    from . import seccomp_filter
+
+    files = [isolation_module.__file__, seccomp_filter.__file__, *seccomp_filter.depends_on()]
+    readable = list(isolation_module.INTERPRETER_PATHS)
+    first_spawn.remember(isolation.level, isolation.userns, seccomp_filter.program_hex(), readable, files)
+
+
+_REMEMBERED = False
+
+
 class Session:
     """Runs one submission. Use as a context manager; the work folder is removed after.
     It may be opened before the lab is known (to start the worker early); `configure`
@@ -161,6 +188,7 @@ class Session:
     a worker is launched (`_launch`)."""
 
     _early: Worker | None = None  # a worker started ahead of its first use (PythonSession)
+    _adopted = False  # its first worker was first_spawn.py's
     # `abgrade grade` sets it: once the student's processes are killed and its output read,
     # `close` leaves removing the work folder and releasing the uid to a thread, which the
     # command joins (`wait_closed`) after printing the report; not a daemon, so the
@@ -169,27 +197,46 @@ class Session:
     _cleaning: threading.Thread | None = None
     _cleanup_error: BaseException | None = None
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = (), *, folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        submission: Path,
+        hidden: Sequence[Path] = (),
+        spawned: Spawned | None = None,
+        *,
+        folder: Path | None = None,
+    ) -> None:
         """`folder`: where the work folder goes (default: the temporary folder; a batch's
         grader process opens its next submission on a thread, into that job's folder,
-        without changing `tempfile.tempdir` under the grading that runs meanwhile)."""
+        without changing `tempfile.tempdir` under the grading that runs meanwhile).
+        `spawned`: a worker first_spawn.py spawned, whose folder and uid the session takes."""
         self.submission = submission
         self.probe: ProbeSetup | None = None
         self.limits = Limits()
         self.random_seed: int | None = None  # set by configure
-        self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-", dir=folder))
         self.started = time.monotonic()
         self.cpu_spent = 0.0  # CPU seconds used by the workers already retired
         self.worker: WorkerLike | None = None
         self.outputs: list[str] = []
         self.identity: StudentIdentity | None = None
-        try:
-            self.isolation: Isolation = detect_isolation()
-            # the student's own unprivileged uid for this grading (None when the grader isn't root)
-            self.identity = lease()
-        except BaseException:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise
+        self._adopted = spawned is not None
+        if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
+            self.workdir = Path(spawned.workdir)
+            self.isolation = isolation_of(spawned)
+            if spawned.uid is not None and spawned.lease_fd is not None:
+                acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
+                self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
+                spawned.lease_fd = None  # the identity's to release now
+        else:
+            import tempfile  # only here: the first spawn's sessions never need it
+
+            self.workdir = Path(tempfile.mkdtemp(prefix="abgrade-", dir=folder))
+            try:
+                self.isolation = detect_isolation()
+                # the student's own unprivileged uid for this grading (None when the grader isn't root)
+                self.identity = lease()
+            except BaseException:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+                raise
         if self.identity is not None and self.isolation.level == "namespaces":
             self.identity.private_tmp = True  # its /tmp and /dev/shm die with its mount namespace
         self.nonce = os.urandom(8).hex()  # every genuine reply carries it (secrets.token_hex, without its imports)
@@ -323,6 +370,10 @@ class Session:
         shutil.rmtree(self.workdir, ignore_errors=True)
         if self.identity is not None:
             self.identity.release()  # kills what still runs as its uid, removes what it left
+        if self._adopted:
+            from .cgroup import sweep_stale
+
+            sweep_stale()  # what making the cgroups here would have done first
 
     def _clean_up_keeping_error(self) -> None:
         try:
@@ -356,19 +407,41 @@ class PythonSession(Session):
     """A `.py` submission, imported by the observer in a fresh interpreter. The first
     interpreter starts at once, so its start-up overlaps the grader's own work."""
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = (), *, folder: Path | None = None) -> None:
-        super().__init__(submission, hidden, folder=folder)
+    def __init__(
+        self,
+        submission: Path,
+        hidden: Sequence[Path] = (),
+        spawned: Spawned | None = None,
+        *,
+        folder: Path | None = None,
+    ) -> None:
+        """`spawned`: the worker first_spawn.py spawned for this submission (hidden: none
+        more than first_spawn.hidden_for's), which the session now holds, folder and uid
+        included, whatever happens here. `folder`: see Session."""
+        try:
+            super().__init__(submission, hidden, spawned, folder=folder)
+        except BaseException:
+            if spawned is not None:
+                spawned.release()
+            raise
         self.copy = self.workdir / submission.name
         try:
+            if spawned is not None:
+                self._early = Worker.adopt(spawned)
+                return
             shutil.copyfile(submission, self.copy)
             hand_over(self.workdir, self.identity)
             self._early = self._start_worker()
         except BaseException:
+            if spawned is not None:
+                spawned.release()
             self._clean_up()  # a session that never opened leaves no folder or leased uid behind
             raise
 
     def _start_worker(self) -> Worker:
         uid = self.identity.uid if self.identity is not None else None
+        from . import worker_zygote  # a batch's: a single grade never forks
+
         zygote = worker_zygote.zygote_for(self.isolation, uid)  # a batch's grader process: a fork
         worker = Worker(self.workdir, self.isolation, self.hidden, self.identity, zygote)
         if worker.fork_refused is not None:
@@ -391,6 +464,7 @@ class PythonSession(Session):
             if isinstance(started, WorkerFailure) or started.get("op") != "confined":
                 worker.close()  # it died or hung before any student code ran: the machine's problem
                 continue
+            remember_first_spawn(self.isolation)
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
@@ -414,6 +488,7 @@ class PythonSession(Session):
             return worker, observation
         said = [line for line in worker.output_text.splitlines() if line.strip()]
         forget_isolation()  # the level found once may no longer hold: the next grading looks again
+        first_spawn.forget()
         raise WorkerStartError(
             f"the student process could not be confined on this machine "
             f"({SANDBOX_START_ATTEMPTS} attempts): {said[-1][:300] if said else 'it said nothing'}"

@@ -5,7 +5,11 @@ of its own so that the kernel zygote (which starts its zygote with it) and the w
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the way to the first spawn)
+
+if TYPE_CHECKING:  # only for the annotation: the first spawn (first_spawn.py) imports this module
+    from pathlib import Path
 
 __all__ = ["scrubbed_env"]
 

@@ -19,19 +19,16 @@ from typing import TYPE_CHECKING, Protocol
 from ..spec.model import Limits
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, Timeout, WorkerFailure
+from .first_spawn import ForkedProcess, Spawned, bootstrap_source
 from .identity import StudentIdentity
-from .isolation import CONFINE_SOURCE, Isolation
-from .limits import die_with_grader
+from .isolation import Isolation
 from .output import CappedOutput
 from .student_env import scrubbed_env
 
 if TYPE_CHECKING:  # a batch's: a single grade never forks, nor imports the zygote's sockets
     from .kernel_zygote import KernelZygote, ZygoteKernel
 
-_HERE = Path(__file__).parent
-BOOTSTRAP_SOURCE = CONFINE_SOURCE + "".join(
-    (_HERE / name).read_text() for name in ("probe_install.py", "student_random.py", "bootstrap.py")
-)
+BOOTSTRAP_SOURCE = bootstrap_source()  # confine.py, probe_install.py, student_random.py, bootstrap.py
 _BOOTSTRAP = BOOTSTRAP_SOURCE + "\nmain()\n"
 KILL_GRACE_SECONDS = 0.2
 # the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
@@ -129,7 +126,7 @@ class Worker:
         plan = isolation.plan([workdir], hidden, identity)
         self.forked = False
         self.fork_refused: str | None = None
-        self.process: subprocess.Popen | ZygoteKernel
+        self.process: subprocess.Popen | ZygoteKernel | ForkedProcess
         if zygote is not None:
             from .kernel_zygote import ZygoteKernel
 
@@ -145,6 +142,27 @@ class Worker:
             self.process = self._spawn(isolation, plan, workdir, out_w, to_child_r, from_child_w)
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
+        self._attach(to_child_w, from_child_r, out_r)
+
+    @classmethod
+    def adopt(cls, spawned: Spawned) -> Worker:
+        """The worker first_spawn.py spawned (its process, pipes and cgroups), as if this
+        class had started it: the same default limits, before its setup is sent."""
+        assert spawned.process is not None
+        worker = cls.__new__(cls)
+        worker.cgroup = StudentCgroups.adopt(spawned.cgroups)
+        worker.cgroup.set_max(Limits().processes)
+        worker.cgroup.set_memory(Limits().memory_mb)
+        worker.started = spawned.started
+        worker.forked, worker.fork_refused = False, None
+        worker.process = spawned.process
+        to_child_w, from_child_r, out_r = spawned.fds
+        worker._attach(to_child_w, from_child_r, out_r)
+        spawned.process, spawned.fds, spawned.cgroups = None, [], {}  # the worker's now (before: spawned's)
+        return worker
+
+    def _attach(self, to_child_w: int, from_child_r: int, out_r: int) -> None:
+        """The grader's side of a started process: its meter, channel and output."""
         self.meter = self.cgroup.meter(self.process.pid)
         self._baseline = 0.0
         self._fds = [to_child_w, from_child_r]
@@ -155,6 +173,8 @@ class Worker:
     def _spawn(
         self, isolation: Isolation, plan: dict, workdir: Path, out_w: int, to_child_r: int, from_child_w: int
     ) -> subprocess.Popen:
+        from .limits import die_with_grader  # libc loaded here, in the grader, before the fork
+
         def before_exec() -> None:  # in the child, between fork and exec
             die_with_grader()
             self.cgroup.join()
