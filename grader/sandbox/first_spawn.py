@@ -44,8 +44,8 @@ BOOTSTRAP_FILES = ("confine.py", "probe_install.py", "student_random.py", "boots
 CGROUP_ROOT = "/sys/fs/cgroup"
 RECIPE_PREFIX = "first-spawn-"  # + the interpreter's own key (recipe_name): one recipe per venv
 EXEC_PATH = ("/usr/local/bin", "/usr/bin", "/bin")  # the scrubbed environment's PATH
+# what decides whether namespaces can be made (isolation.py's cache key imports them)
 NAMESPACE_SETTINGS = (
-    "/proc/sys/kernel/random/boot_id",
     "/proc/sys/kernel/unprivileged_userns_clone",
     "/proc/sys/user/max_user_namespaces",
     "/proc/sys/user/max_pid_namespaces",
@@ -235,7 +235,14 @@ def _context() -> list[str]:
     uname = os.uname()
     parts = [str(os.geteuid()), sys.executable, sys.prefix, sys.base_prefix, uname.release, uname.machine]
     parts += [os.environ.get(name, "") for name in ("ABGRADE_ISOLATION", "ABGRADE_STUDENT_UID", "ABGRADE_STUDENT_GID")]
-    for name in NAMESPACE_SETTINGS:
+    return parts + namespace_settings()
+
+
+def namespace_settings() -> list[str]:
+    """The boot's id and the kernel's settings for namespaces ("-" where one is missing):
+    what decides whether namespaces can be made (isolation.py's cache key too)."""
+    parts = []
+    for name in ("/proc/sys/kernel/random/boot_id", *NAMESPACE_SETTINGS):
         try:
             with open(name) as handle:
                 parts.append(handle.read().strip())

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .. import cache
 from . import acl
-from .first_spawn import PRIVATE_TMP_MB, UNSHARE_OPTIONS, USERNS_OPTIONS
+from .first_spawn import PRIVATE_TMP_MB, UNSHARE_OPTIONS, USERNS_OPTIONS, namespace_settings
 from .identity import StudentIdentity, grader_is_root
 from .seccomp_filter import program_hex
 
@@ -184,26 +184,10 @@ def _try(candidates: list[Isolation]) -> Isolation:
     return PROCESS
 
 
-NAMESPACE_SETTINGS = (
-    "/proc/sys/kernel/unprivileged_userns_clone",
-    "/proc/sys/user/max_user_namespaces",
-    "/proc/sys/user/max_pid_namespaces",
-    "/proc/sys/user/max_net_namespaces",
-    "/proc/sys/user/max_mnt_namespaces",
-    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-)
-
-
 def _detection_key() -> str:
     """What the level found depends on: the boot, who asks, the `unshare` program and the
     kernel's settings for namespaces."""
-    parts = [str(os.geteuid()), shutil.which("unshare") or ""]
-    for name in ("/proc/sys/kernel/random/boot_id", *NAMESPACE_SETTINGS):
-        try:
-            with open(name) as handle:
-                parts.append(handle.read().strip())
-        except OSError:
-            parts.append("-")
+    parts = [str(os.geteuid()), shutil.which("unshare") or "", *namespace_settings()]
     try:
         info = os.stat(parts[1])
         parts.append(f"{info.st_size}:{info.st_mtime_ns}")

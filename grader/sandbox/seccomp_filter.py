@@ -17,6 +17,7 @@ import hashlib
 import os
 
 from .. import cache
+from .first_spawn import stamp
 
 DENIED = (
     "mount",
@@ -88,18 +89,10 @@ def _cache_key() -> str:
     import importlib.util
 
     found = importlib.util.find_spec("pyseccomp")
-    stamps = [_stamp(name) for name in (__file__, found.origin if found and found.origin else "", LINKER_CACHE)]
+    stamps = [stamp(name) for name in (__file__, found.origin if found and found.origin else "", LINKER_CACHE)]
     uname = os.uname()
     text = "\0".join([uname.machine, uname.release, *stamps])
     return "seccomp2-" + hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _stamp(name: str) -> str:
-    try:
-        info = os.stat(name)
-    except OSError:
-        return name
-    return f"{name}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def _library_stamps() -> tuple[str, ...]:
@@ -112,7 +105,7 @@ def _library_stamps() -> tuple[str, ...]:
     names: list[str] = []
     for folder in LIBRARY_FOLDERS:
         names += sorted(glob.glob(f"{folder}/libseccomp.so*") + glob.glob(f"{folder}/*/libseccomp.so*"))
-    return tuple(_stamp(name) for name in names)
+    return tuple(stamp(name) for name in names)
 
 
 @functools.lru_cache(maxsize=1)
@@ -141,7 +134,7 @@ def _still_valid(stored: object) -> bool:
         return False
     if not (isinstance(program, bytes) and len(program) % 8 == 0):
         return False
-    return all(_stamp(s.rsplit(":", 2)[0]) == s for s in libraries)
+    return all(stamp(s.rsplit(":", 2)[0]) == s for s in libraries)
 
 
 def _compile() -> bytes | None:
