@@ -35,6 +35,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -50,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
-from rounds import ENV, interleave, ratios  # noqa: E402  (bench/rounds.py)
+from rounds import ENV, interleave, ratios, spread  # noqa: E402  (bench/rounds.py)
 
 from grader.labs import get_lab  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
@@ -162,10 +163,37 @@ def grader_memory(root: int) -> int:
 
 
 PEAKS: dict[str, list[int]] = {}
+CPU: dict[str, list[float]] = {}  # label -> CPU seconds per run: the batch's tree and the cluster's
+CLUSTER_ROOTS: list[int] = []  # the local Dask cluster's processes, whose CPU a Dask run adds
+
+
+def tree_cpu(roots: list[int]) -> float:
+    """CPU seconds (user + system) of `roots` and their descendants so far, with what
+    their reaped children used (a worker zygote's students, say): the difference over a
+    run is that run's CPU on the cluster, which runs in no child of the batch."""
+    parent, used = {}, {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parent[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = sum(int(f) for f in fields[11:15]) / ticks
+    tree, added = set(roots), True
+    while added:
+        new = {pid for pid, ppid in parent.items() if ppid in tree and pid not in tree}
+        tree |= new
+        added = bool(new)
+    return sum(used.get(pid, 0.0) for pid in tree)
 
 
 def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
     shutil.rmtree(out, ignore_errors=True)
+    children, cluster = resource.getrusage(resource.RUSAGE_CHILDREN), tree_cpu(CLUSTER_ROOTS)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -181,6 +209,10 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
         peak = max(peak, grader_memory(process.pid))
         time.sleep(0.05)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    batch_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    on_cluster = tree_cpu(CLUSTER_ROOTS) - cluster if "--scheduler" in executor else 0.0  # idle otherwise
+    CPU.setdefault(label, []).append(batch_cpu + on_cluster)
     PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
         raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
@@ -225,6 +257,7 @@ class LocalCluster:
 
         with Client(self.address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(workers, timeout=60)
+        CLUSTER_ROOTS[:] = [process.pid for process in self.processes]
 
     def stop(self) -> None:
         for process in self.processes:
@@ -331,6 +364,8 @@ def main() -> None:
         if kind == "ipynb":
             plain = times["bare nbclient pool, 2 (plain)"]
             print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))
+    for label, used in sorted(CPU.items()):
+        print(f"  CPU (user + system) per run, .{label}, batch and cluster processes: {spread(used, ' s')}")
     for label, peaks in sorted(PEAKS.items()):
         print(f"  peak resident memory of the batch's grader processes, .{label}: {max(peaks) / 2**20:.0f} MB")
     print("\n  other graders:")
