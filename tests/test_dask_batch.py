@@ -304,9 +304,12 @@ def test_a_worker_prepares_a_runs_task_once_and_never_lends_it_to_another_run(tm
     assert other.digest == first.digest
     owner, calls, _ = grade_payload(other, Payload("k", "s.py", b"#"), "topic").value
     assert calls == 1 and owner != replies[0][0]
-    assert not kept.closed
+    # what run-a's task still held is closed before another run grades here (a batch killed
+    # before its end_run), and the task itself kept for run-a's next submissions
+    assert kept.closed and remote._prepared_tasks[("run-a", first.digest)] is kept
     grade_payload(ShippedTask.of("run-c", CountingTask()), Payload("k", "s.py", b"#"), "topic")
-    assert kept.closed and len(remote._prepared_tasks) == remote.RUNS_KEPT  # the oldest run let go
+    assert ("run-a", first.digest) not in remote._prepared_tasks  # the oldest run let go
+    assert len(remote._prepared_tasks) == remote.RUNS_KEPT
     damaged = ShippedTask("run-d", first.data.replace(b"calls", b"callz"), first.digest)
     with pytest.raises(ValueError, match="damaged"):
         grade_payload(damaged, Payload("k", "s.py", b"#"), "topic")
@@ -316,7 +319,54 @@ def test_a_worker_prepares_a_runs_task_once_and_never_lends_it_to_another_run(tm
     assert reports[0].score == reports[1].score
     prepared = remote._prepared_tasks[("run-e", graded.digest)]
     assert isinstance(prepared, GradeTask) and prepared.temp_root == run_folder and prepared._lab is not None
+    remote._end_run("run-e")  # the batch's end: the last close-out, under way on a thread, is settled
     assert list(run_folder.iterdir()) == []
+
+
+def test_a_hint_is_opened_ahead_its_job_graded_there_and_the_runs_end_closes_the_rest(
+    tmp_path, tight_spec, monkeypatch
+):
+    import grader.sandbox.session as session_module
+    from grader.batch import remote
+    from grader.sandbox import worker_zygote
+
+    run_folder = tmp_path / "worker-run"
+    run_folder.mkdir()
+    monkeypatch.setattr(remote, "_run_folder", run_folder)
+    monkeypatch.setattr(remote, "_prepared_tasks", {})
+    monkeypatch.setattr(remote, "_staged", {})
+    monkeypatch.delenv("ABGRADE_KERNEL_AHEAD", raising=False)
+    leased = []
+    lease = session_module.lease
+    monkeypatch.setattr(session_module, "lease", lambda: leased.append(lease()) or leased[-1])
+    buggy, correct = (FIXTURES / "bug_strict_cutoff.py").read_bytes(), (FIXTURES / "correct_fail_hard.py").read_bytes()
+    shipped = ShippedTask.of("run-h", GradeTask("tree", tight_spec, SEED, temp_root=tmp_path / "the-batch-machines"))
+    try:
+        first = grade_payload(shipped, Payload("k1", "a.py", buggy), "topic", Payload("k2", "b.py", correct)).value
+        task = remote._prepared_tasks[("run-h", shipped.digest)]
+        staged = remote._staged["k2"]
+        assert task._ahead is not None and task._ahead.path == staged.path and task._ahead.session is not None
+        second = grade_payload(shipped, Payload("k2", "b.py", correct), "topic").value
+        assert remote._staged == {} and task._ahead is None  # graded in the session opened for it
+        solo = {}
+        for name, data in (("a.py", buggy), ("b.py", correct)):
+            (tmp_path / name).write_bytes(data)
+            solo[name] = GradeTask("tree", tight_spec, SEED)(tmp_path / name)
+        assert [(t.name, t.passed) for t in first.tests] == [(t.name, t.passed) for t in solo["a.py"].tests]
+        assert [(t.name, t.passed) for t in second.tests] == [(t.name, t.passed) for t in solo["b.py"].tests]
+        assert first.score < second.score == solo["b.py"].score
+        # a hint whose job went to another worker: its file and its session go at the next grading
+        grade_payload(shipped, Payload("k3", "c.py", buggy), "topic", Payload("k4", "d.py", correct))
+        gone = remote._staged["k4"].path
+        grade_payload(shipped, Payload("k5", "e.py", correct), "topic")
+        assert not gone.exists() and remote._staged == {} and task._ahead is None
+        remote._end_run("run-h")
+        assert list(run_folder.iterdir()) == []  # every job folder and submission file removed
+        assert len(leased) == 7  # k1, k2 (ahead), k3, k4 (ahead, never graded), k5, and the two solo gradings
+        assert all(identity is None or identity._lease_fd is None for identity in leased)  # every uid given back
+    finally:
+        remote._end_run("run-h")
+        worker_zygote.use(False)
 
 
 # --- on the cluster -------------------------------------------------------------------
@@ -358,6 +408,56 @@ def test_machine_problems_on_the_cluster_are_retried_like_the_local_pool(cluster
     assert (once.value, once.failure, once.job.attempts) == ("# a.py\n", None, 2)
     assert always.value is None and always.machine and always.job.attempts == ATTEMPTS
     assert "KernelStartError: could not start a Jupyter kernel: busy" in (always.failure or "")
+
+
+@dataclass
+class AheadProbe:
+    """Answers, for each job, where it was graded and which job the look-ahead gave it
+    (the hint: the job the batch sends that worker next)."""
+
+    _ask: object = None
+
+    def look_ahead(self, ask) -> None:  # noqa: ANN001 - remote.py's answer to "my next job?"
+        self._ask = ask
+
+    def __call__(self, path: Path) -> tuple[int, str, str | None]:
+        ahead = self._ask() if callable(self._ask) else None
+        return os.getpid(), path.read_text(), ahead.read_text() if ahead is not None else None
+
+
+def staged_here() -> list[str]:
+    from grader.batch import remote
+
+    return sorted(remote._staged)
+
+
+@needs_dask
+def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_clean(cluster, tmp_path):
+    from grader.batch.dask_pool import connect
+
+    files = []
+    for number in range(10):
+        files.append(tmp_path / f"s{number}.py")
+        files[-1].write_text(f"s{number}")
+    results: list[JobResult] = []
+    with connect(cluster.address, tls=cluster.tls_files() if cluster.certs else None) as pool:
+        pool.run([Job(p.name, p) for p in files], AheadProbe(), 60.0, results.append, lambda running: None)
+        assert sorted(r.value[1] for r in results) == sorted(p.read_text() for p in files)  # each once
+        by_worker: dict[int, list[tuple[str, str | None]]] = {}
+        for result in results:  # a worker's results come back in the order it graded them
+            pid, graded, ahead = result.value
+            by_worker.setdefault(pid, []).append((graded, ahead))
+        followed = [
+            ahead == after for jobs in by_worker.values() for (_, ahead), (after, _) in zip(jobs, jobs[1:]) if ahead
+        ]
+        assert any(followed)  # the hint was the job that worker graded next (unless the scheduler moved it)
+        hints = [ahead for _, _, ahead in (r.value for r in results) if ahead]
+        assert set(hints) <= {p.read_text() for p in files} and len(hints) == len(set(hints))
+        assert len(hints) <= len(files) - pool.workers  # none once fewer jobs wait than there are workers
+        deadline = time.monotonic() + 30
+        while any(pool.client.run(staged_here).values()):  # end_run is not waited for: it comes soon after
+            assert time.monotonic() < deadline, "a worker kept a staged submission after the run"
+            time.sleep(0.1)
 
 
 @needs_dask
