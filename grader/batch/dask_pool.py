@@ -180,11 +180,13 @@ class DaskPool:
         now: float,
     ) -> None:
         """Top up every worker's queue to WINDOW_PER_WORKER jobs on the cluster, each sent
-        with the job kept next for that worker (its hint), when enough jobs wait."""
+        with the job kept next for that worker (its hint), when enough jobs wait. A worker
+        with room when nothing else waits takes a job kept for another (near the end of the
+        batch: no worker idles while a job waits here; the other's hint is closed unused)."""
         sent = Counter(entry.worker for entry in running.values())
         for worker in workers or [""]:
             while sent[worker] < WINDOW_PER_WORKER:
-                job = kept.pop(worker, None) or queue.take(now)
+                job = kept.pop(worker, None) or queue.take(now) or (kept.pop(next(iter(kept))) if kept else None)
                 if job is None:
                     break
                 following = queue.take_if_waiting(now, max(1, len(workers)))
@@ -195,6 +197,8 @@ class DaskPool:
 
     def _end_run(self, run: str) -> None:
         """Tell every worker the run is over (not waiting for them to close what it keeps)."""
+        if self.client.status != "running":
+            return  # the scheduler is gone: so are the run's workers, or they close it at their next grading
         try:
             self.client.run(end_run, run, wait=False, on_error="ignore")
         except Exception:  # noqa: BLE001 - the scheduler is gone: so are the run's workers, or they close it at their next grading
