@@ -416,19 +416,25 @@ class AheadProbe:
     (the hint: the job the batch sends that worker next)."""
 
     _ask: object = None
+    closed: bool = False
 
     def look_ahead(self, ask) -> None:  # noqa: ANN001 - remote.py's answer to "my next job?"
         self._ask = ask
+
+    def close(self) -> None:
+        self.closed = True
 
     def __call__(self, path: Path) -> tuple[int, str, str | None]:
         ahead = self._ask() if callable(self._ask) else None
         return os.getpid(), path.read_text(), ahead.read_text() if ahead is not None else None
 
 
-def staged_here() -> list[str]:
+def left_open_here() -> list[str]:
+    """What a worker still keeps of a run of AheadProbe: staged submissions, unclosed tasks."""
     from grader.batch import remote
 
-    return sorted(remote._staged)
+    probes = [task for task in remote._prepared_tasks.values() if isinstance(task, AheadProbe)]
+    return sorted(remote._staged) + ["an AheadProbe not closed" for task in probes if not task.closed]
 
 
 @needs_dask
@@ -455,8 +461,8 @@ def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_c
         assert set(hints) <= {p.read_text() for p in files} and len(hints) == len(set(hints))
         assert len(hints) <= len(files) - pool.workers  # none once fewer jobs wait than there are workers
         deadline = time.monotonic() + 30
-        while any(pool.client.run(staged_here).values()):  # end_run is not waited for: it comes soon after
-            assert time.monotonic() < deadline, "a worker kept a staged submission after the run"
+        while any(pool.client.run(left_open_here).values()):  # end_run is not waited for: it comes soon after
+            assert time.monotonic() < deadline, pool.client.run(left_open_here)
             time.sleep(0.1)
 
 
@@ -497,17 +503,45 @@ def grading_on(worker: subprocess.Popen) -> bool:
     return any(groups.get(pid) != worker.pid for pid in family)
 
 
+def slow_class(tmp_path: Path, count: int = 10) -> tuple[Path, Path, list[str]]:
+    """Students whose files take a while to load (a kill lands mid-grading): the odd ones
+    correct, the even ones buggy; the class folder, its spec and the students."""
+    spec = write_batch_spec(tmp_path)
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    students = [f"s{n:02d}" for n in range(count)]
+    for number, student in enumerate(students):
+        source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
+        (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
+    return folder, spec, students
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_batch_killed_mid_run_on_the_cluster_is_resumed_by_the_same_command(cluster, tmp_path):
+    """SIGKILL of the batch while the workers hold its jobs, their hints and what their
+    task opened ahead: the same command grades the rest, each student once, as solo."""
+    folder, spec, students = slow_class(tmp_path, count=6)
+    out = tmp_path / "out"
+    batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
+    wait_for_rows(out, 1, batch)
+    batch.kill()
+    batch.communicate(timeout=60)
+    again = abgrade_batch(folder, out, *cluster.batch_args, spec=spec)
+    assert again.returncode == 0, again.stderr
+    assert "was killed before it ended (marked killed)" in again.stderr
+    assert rows(out, "SELECT count(*), count(DISTINCT student) FROM submissions") == [(6, 6)]
+    graded = scores(out)
+    maximum = rows(out, "SELECT max(max_score) FROM submissions")[0][0]
+    assert all(status == "graded" for status, _ in graded.values())
+    assert [graded[s][1] == maximum for s in students] == [bool(n % 2) for n in range(6)]
+
+
 @needs_dask
 @pytest.mark.slow
 def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_path):
     """Last in this file: it leaves the cluster one worker short (and adds one back)."""
-    spec = write_batch_spec(tmp_path)
-    folder = tmp_path / "slow"
-    folder.mkdir()
-    students = [f"s{n:02d}" for n in range(10)]
-    for number, student in enumerate(students):  # each takes a while to load: the kill lands mid-grading
-        source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
-        (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
+    folder, spec, students = slow_class(tmp_path)
     out = tmp_path / "out"
     batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
     wait_for_rows(out, 2, batch)
