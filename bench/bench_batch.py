@@ -35,7 +35,6 @@ import importlib.util
 import json
 import multiprocessing
 import os
-import resource
 import shutil
 import signal
 import statistics
@@ -167,10 +166,9 @@ CPU: dict[str, list[float]] = {}  # label -> CPU seconds per run: the batch's tr
 CLUSTER_ROOTS: list[int] = []  # the local Dask cluster's processes, whose CPU a Dask run adds
 
 
-def tree_cpu(roots: list[int]) -> float:
-    """CPU seconds (user + system) of `roots` and their descendants so far, with what
-    their reaped children used (a worker zygote's students, say): the difference over a
-    run is that run's CPU on the cluster, which runs in no child of the batch."""
+def tree_cpu(roots: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) so far of `roots` and each of their descendants, by pid:
+    each process's own (not its reaped children's: those are counted as themselves)."""
     parent, used = {}, {}
     ticks = os.sysconf("SC_CLK_TCK")
     for entry in os.scandir("/proc"):
@@ -182,19 +180,40 @@ def tree_cpu(roots: list[int]) -> float:
         except (OSError, IndexError):
             continue
         parent[int(entry.name)] = int(fields[1])
-        used[int(entry.name)] = sum(int(f) for f in fields[11:15]) / ticks
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
     tree, added = set(roots), True
     while added:
         new = {pid for pid, ppid in parent.items() if ppid in tree and pid not in tree}
         tree |= new
         added = bool(new)
-    return sum(used.get(pid, 0.0) for pid in tree)
+    return {pid: used[pid] for pid in tree if pid in used}
+
+
+class CpuWatch:
+    """The CPU a run used in the process trees of `roots`, sampled while it runs: each
+    process's own CPU at its last sample, less what it had used at the start. Not the
+    batch's rusage: a grader process's zygote dies with its grader, reaped by nobody of the
+    batch's, so what it and its students used never reaches it, and the local Dask
+    cluster's processes are no children of the batch at all. A lower bound: a process's
+    last moments after its last sample (up to one interval, 50 ms) are not counted."""
+
+    def __init__(self, roots: list[int]) -> None:
+        self.roots = roots
+        self.first = tree_cpu(roots)
+        self.last = dict(self.first)
+
+    def sample(self) -> None:
+        self.last.update(tree_cpu(self.roots))
+
+    def used(self) -> float:
+        self.sample()
+        return sum(value - self.first.get(pid, 0.0) for pid, value in self.last.items())
 
 
 def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
     shutil.rmtree(out, ignore_errors=True)
-    children, cluster = resource.getrusage(resource.RUSAGE_CHILDREN), tree_cpu(CLUSTER_ROOTS)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
+    cluster = CpuWatch(CLUSTER_ROOTS if "--scheduler" in executor else [])  # idle otherwise: not counted
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--out", str(out), *executor],
@@ -204,15 +223,15 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str) -> float:
         cwd=PROJECT,
         env=ENV,
     )
+    batch = CpuWatch([process.pid])
     peak = 0
     while process.poll() is None:
         peak = max(peak, grader_memory(process.pid))
+        batch.sample()
+        cluster.sample()
         time.sleep(0.05)
     seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    batch_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
-    on_cluster = tree_cpu(CLUSTER_ROOTS) - cluster if "--scheduler" in executor else 0.0  # idle otherwise
-    CPU.setdefault(label, []).append(batch_cpu + on_cluster)
+    CPU.setdefault(label, []).append(batch.used() + cluster.used())
     PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
         raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
