@@ -23,12 +23,16 @@ with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgr
 otter-grader and nbgrader are looked for and reported as not installed when absent.
 
     python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask] [--dask-only]
-                                [--base DIR]
+                                [--base DIR] [--dask-profiler]
 
 `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
 shorter run for the ratio that goal states. `--base DIR` adds the batch with 2 jobs run
 from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
-first on the path there), in the same rounds, and its time over this checkout's.
+first on the path there), in the same rounds, and its time over this checkout's. The
+cluster's workers run without Dask's statistical profiler, as the README advises for a
+grading cluster; `--dask-profiler` keeps it (Dask's default). CPU per run is each
+process's own user + system time, sampled every 50 ms over the batch's process tree and,
+for a Dask run, the cluster's (CpuWatch).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
-from rounds import ENV, interleave, ratios  # noqa: E402  (bench/rounds.py)
+from rounds import ENV, interleave, ratios, spread  # noqa: E402  (bench/rounds.py)
 
 from grader.labs import get_lab  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
@@ -165,11 +169,58 @@ def grader_memory(root: int) -> int:
 
 
 PEAKS: dict[str, list[int]] = {}
+CPU: dict[str, list[float]] = {}  # label -> CPU seconds per run: the batch's tree and the cluster's
+CLUSTER_ROOTS: list[int] = []  # the local Dask cluster's processes, whose CPU a Dask run adds
+
+
+def tree_cpu(roots: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) so far of `roots` and each of their descendants, by pid:
+    each process's own (not its reaped children's: those are counted as themselves)."""
+    parent, used = {}, {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parent[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    tree, added = set(roots), True
+    while added:
+        new = {pid for pid, ppid in parent.items() if ppid in tree and pid not in tree}
+        tree |= new
+        added = bool(new)
+    return {pid: used[pid] for pid in tree if pid in used}
+
+
+class CpuWatch:
+    """The CPU a run used in the process trees of `roots`, sampled while it runs: each
+    process's own CPU at its last sample, less what it had used at the start. Not the
+    batch's rusage: a grader process's zygote dies with its grader, reaped by nobody of the
+    batch's, so what it and its students used never reaches it, and the local Dask
+    cluster's processes are no children of the batch at all. A lower bound: a process's
+    last moments after its last sample (up to one interval, 50 ms) are not counted."""
+
+    def __init__(self, roots: list[int]) -> None:
+        self.roots = roots
+        self.first = tree_cpu(roots)
+        self.last = dict(self.first)
+
+    def sample(self) -> None:
+        self.last.update(tree_cpu(self.roots))
+
+    def used(self) -> float:
+        self.sample()
+        return sum(value - self.first.get(pid, 0.0) for pid, value in self.last.items())
 
 
 def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT) -> float:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
+    cluster = CpuWatch(CLUSTER_ROOTS if "--scheduler" in executor else [])  # idle otherwise: not counted
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--out", str(out), *executor],
@@ -179,11 +230,15 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Pat
         cwd=code,
         env=ENV,
     )
+    batch = CpuWatch([process.pid])
     peak = 0
     while process.poll() is None:
         peak = max(peak, grader_memory(process.pid))
+        batch.sample()
+        cluster.sample()
         time.sleep(0.05)
     seconds = time.perf_counter() - started
+    CPU.setdefault(label, []).append(batch.used() + cluster.used())
     PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
         raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
@@ -193,14 +248,21 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Pat
 # --- a local Dask cluster --------------------------------------------------------------------
 
 
-class LocalCluster:
-    """`dask scheduler` and two `dask worker --nthreads 1`, as processes on this machine."""
+WITHOUT_PROFILER = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as the README advises
 
-    def __init__(self, folder: Path, workers: int = 2) -> None:
+
+class LocalCluster:
+    """`dask scheduler` and two `dask worker --nthreads 1`, as processes on this machine,
+    the workers without Dask's statistical profiler unless `profiler` (README, Grading on
+    a cluster: it samples a running task's stack every 10 ms, which cost a notebook's
+    grading about 80-110 ms of the worker's CPU at load 20)."""
+
+    def __init__(self, folder: Path, workers: int = 2, profiler: bool = False) -> None:
         dask = str(Path(sys.executable).with_name("dask"))
         scheduler_file = folder / "scheduler.json"
         log = (folder / "cluster.log").open("w")
-        spawn = partial(subprocess.Popen, stdout=log, stderr=log, cwd=folder, env=ENV, start_new_session=True)
+        env = ENV if profiler else {**ENV, **WITHOUT_PROFILER}
+        spawn = partial(subprocess.Popen, stdout=log, stderr=log, cwd=folder, env=env, start_new_session=True)
         self.processes = [
             spawn(
                 [
@@ -228,6 +290,7 @@ class LocalCluster:
 
         with Client(self.address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(workers, timeout=60)
+        CLUSTER_ROOTS[:] = [process.pid for process in self.processes]
 
     def stop(self) -> None:
         for process in self.processes:
@@ -271,6 +334,9 @@ def main() -> None:
     parser.add_argument("--no-dask", action="store_true", help="leave out the local Dask cluster")
     parser.add_argument("--dask-only", action="store_true", help="only 2 local jobs against the Dask cluster (goal 5)")
     parser.add_argument("--base", type=Path, help="a folder with another commit's code: its batch of 2 jobs too")
+    parser.add_argument(
+        "--dask-profiler", action="store_true", help="keep the Dask workers' statistical profiler (Dask's default)"
+    )
     args = parser.parse_args()
     have_dask = importlib.util.find_spec("distributed") is not None and not args.no_dask
     load = os.getloadavg()[0]
@@ -278,7 +344,7 @@ def main() -> None:
     folders = class_folders(root, args.submissions)
     cases = root / "cases.json"
     cases.write_text(json.dumps([p.request for p in get_lab("tree").plans(load_spec(spec_path("tree")), SEED)]))
-    cluster = LocalCluster(root) if have_dask else None
+    cluster = LocalCluster(root, profiler=args.dask_profiler) if have_dask else None
     results: dict[str, dict[str, list[float]]] = {}
     try:
         for kind in args.kinds.split(","):
@@ -347,6 +413,8 @@ def main() -> None:
         if kind == "ipynb":
             plain = times["bare nbclient pool, 2 (plain)"]
             print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))
+    for label, used in sorted(CPU.items()):
+        print(f"  CPU (user + system) per run, .{label}, batch and cluster processes: {spread(used, ' s')}")
     for label, peaks in sorted(PEAKS.items()):
         print(f"  peak resident memory of the batch's grader processes, .{label}: {max(peaks) / 2**20:.0f} MB")
     print("\n  other graders:")

@@ -4,7 +4,7 @@ phase, on a local cluster of 2 workers (`dask scheduler` and two `dask worker --
 
 - per run, on the batch machine: `import distributed` (a `python -c` of it, less a bare
   interpreter's start), `connect()` split into the client's connection (Client()), the
-  version check and the trust check (one `client.run` each), and closing the client;
+  version and trust check (one `client.run` to every worker), and closing the client;
 - per submission: a no-op task (`os.fspath` of the path) for N jobs through `DaskPool.run`
   and through the local pool of 2, divided by N: the scheduler's round trips, the task's
   serialisation and the result's way back, against a pipe to a forked process;
@@ -94,11 +94,12 @@ def main() -> None:
                 "python -c pass": lambda: interpreter("pass"),
                 "python -c 'import distributed'": lambda: interpreter("import distributed"),
                 "Client() and its close": lambda: timed(client_only),
-                "connect() (client, version check, trust check)": lambda: timed(
+                "connect() (client, version and trust check)": lambda: timed(
                     lambda: dask_pool.connect(cluster.address).close()
                 ),
-                "version check (client.run)": lambda: timed(lambda: dask_pool._check_workers(pool.client, "")),
-                "trust check (client.run)": lambda: timed(lambda: dask_pool._check_trust(pool.client)),
+                "version and trust check (one client.run)": lambda: timed(
+                    lambda: dask_pool._check_workers(pool.client, "")
+                ),
                 "per submission, no-op task on Dask": lambda: per_job(pool, files),
                 "per submission, no-op task in the local pool": lambda: per_job(local, files),
                 "the run's task: pickled (batch machine)": lambda: timed(lambda: ShippedTask.of("bench", task)),

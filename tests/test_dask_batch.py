@@ -304,9 +304,12 @@ def test_a_worker_prepares_a_runs_task_once_and_never_lends_it_to_another_run(tm
     assert other.digest == first.digest
     owner, calls, _ = grade_payload(other, Payload("k", "s.py", b"#"), "topic").value
     assert calls == 1 and owner != replies[0][0]
-    assert not kept.closed
+    # what run-a's task still held is closed before another run grades here (a batch killed
+    # before its end_run), and the task itself kept for run-a's next submissions
+    assert kept.closed and remote._prepared_tasks[("run-a", first.digest)] is kept
     grade_payload(ShippedTask.of("run-c", CountingTask()), Payload("k", "s.py", b"#"), "topic")
-    assert kept.closed and len(remote._prepared_tasks) == remote.RUNS_KEPT  # the oldest run let go
+    assert ("run-a", first.digest) not in remote._prepared_tasks  # the oldest run let go
+    assert len(remote._prepared_tasks) == remote.RUNS_KEPT
     damaged = ShippedTask("run-d", first.data.replace(b"calls", b"callz"), first.digest)
     with pytest.raises(ValueError, match="damaged"):
         grade_payload(damaged, Payload("k", "s.py", b"#"), "topic")
@@ -316,7 +319,54 @@ def test_a_worker_prepares_a_runs_task_once_and_never_lends_it_to_another_run(tm
     assert reports[0].score == reports[1].score
     prepared = remote._prepared_tasks[("run-e", graded.digest)]
     assert isinstance(prepared, GradeTask) and prepared.temp_root == run_folder and prepared._lab is not None
+    remote._end_run("run-e")  # the batch's end: the last close-out, under way on a thread, is settled
     assert list(run_folder.iterdir()) == []
+
+
+def test_a_hint_is_opened_ahead_its_job_graded_there_and_the_runs_end_closes_the_rest(
+    tmp_path, tight_spec, monkeypatch
+):
+    import grader.sandbox.session as session_module
+    from grader.batch import remote
+    from grader.sandbox import worker_zygote
+
+    run_folder = tmp_path / "worker-run"
+    run_folder.mkdir()
+    monkeypatch.setattr(remote, "_run_folder", run_folder)
+    monkeypatch.setattr(remote, "_prepared_tasks", {})
+    monkeypatch.setattr(remote, "_staged", {})
+    monkeypatch.delenv("ABGRADE_KERNEL_AHEAD", raising=False)
+    leased = []
+    lease = session_module.lease
+    monkeypatch.setattr(session_module, "lease", lambda: leased.append(lease()) or leased[-1])
+    buggy, correct = (FIXTURES / "bug_strict_cutoff.py").read_bytes(), (FIXTURES / "correct_fail_hard.py").read_bytes()
+    shipped = ShippedTask.of("run-h", GradeTask("tree", tight_spec, SEED, temp_root=tmp_path / "the-batch-machines"))
+    try:
+        first = grade_payload(shipped, Payload("k1", "a.py", buggy), "topic", Payload("k2", "b.py", correct)).value
+        task = remote._prepared_tasks[("run-h", shipped.digest)]
+        staged = remote._staged["k2"]
+        assert task._ahead is not None and task._ahead.path == staged.path and task._ahead.session is not None
+        second = grade_payload(shipped, Payload("k2", "b.py", correct), "topic").value
+        assert remote._staged == {} and task._ahead is None  # graded in the session opened for it
+        solo = {}
+        for name, data in (("a.py", buggy), ("b.py", correct)):
+            (tmp_path / name).write_bytes(data)
+            solo[name] = GradeTask("tree", tight_spec, SEED)(tmp_path / name)
+        assert [(t.name, t.passed) for t in first.tests] == [(t.name, t.passed) for t in solo["a.py"].tests]
+        assert [(t.name, t.passed) for t in second.tests] == [(t.name, t.passed) for t in solo["b.py"].tests]
+        assert first.score < second.score == solo["b.py"].score
+        # a hint whose job went to another worker: its file and its session go at the next grading
+        grade_payload(shipped, Payload("k3", "c.py", buggy), "topic", Payload("k4", "d.py", correct))
+        gone = remote._staged["k4"].path
+        grade_payload(shipped, Payload("k5", "e.py", correct), "topic")
+        assert not gone.exists() and remote._staged == {} and task._ahead is None
+        remote._end_run("run-h")
+        assert list(run_folder.iterdir()) == []  # every job folder and submission file removed
+        assert len(leased) == 7  # k1, k2 (ahead), k3, k4 (ahead, never graded), k5, and the two solo gradings
+        assert all(identity is None or identity._lease_fd is None for identity in leased)  # every uid given back
+    finally:
+        remote._end_run("run-h")
+        worker_zygote.use(False)
 
 
 # --- on the cluster -------------------------------------------------------------------
@@ -360,6 +410,62 @@ def test_machine_problems_on_the_cluster_are_retried_like_the_local_pool(cluster
     assert "KernelStartError: could not start a Jupyter kernel: busy" in (always.failure or "")
 
 
+@dataclass
+class AheadProbe:
+    """Answers, for each job, where it was graded and which job the look-ahead gave it
+    (the hint: the job the batch sends that worker next)."""
+
+    _ask: object = None
+    closed: bool = False
+
+    def look_ahead(self, ask) -> None:  # noqa: ANN001 - remote.py's answer to "my next job?"
+        self._ask = ask
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __call__(self, path: Path) -> tuple[int, str, str | None]:
+        ahead = self._ask() if callable(self._ask) else None
+        return os.getpid(), path.read_text(), ahead.read_text() if ahead is not None else None
+
+
+def left_open_here() -> list[str]:
+    """What a worker still keeps of a run of AheadProbe: staged submissions, unclosed tasks."""
+    from grader.batch import remote
+
+    probes = [task for task in remote._prepared_tasks.values() if isinstance(task, AheadProbe)]
+    return sorted(remote._staged) + ["an AheadProbe not closed" for task in probes if not task.closed]
+
+
+@needs_dask
+def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_clean(cluster, tmp_path):
+    from grader.batch.dask_pool import connect
+
+    files = []
+    for number in range(10):
+        files.append(tmp_path / f"s{number}.py")
+        files[-1].write_text(f"s{number}")
+    results: list[JobResult] = []
+    with connect(cluster.address, tls=cluster.tls_files() if cluster.certs else None) as pool:
+        pool.run([Job(p.name, p) for p in files], AheadProbe(), 60.0, results.append, lambda running: None)
+        assert sorted(r.value[1] for r in results) == sorted(p.read_text() for p in files)  # each once
+        by_worker: dict[int, list[tuple[str, str | None]]] = {}
+        for result in results:  # a worker's results come back in the order it graded them
+            pid, graded, ahead = result.value
+            by_worker.setdefault(pid, []).append((graded, ahead))
+        followed = [
+            ahead == after for jobs in by_worker.values() for (_, ahead), (after, _) in zip(jobs, jobs[1:]) if ahead
+        ]
+        assert any(followed)  # the hint was the job that worker graded next (unless the scheduler moved it)
+        hints = [ahead for _, _, ahead in (r.value for r in results) if ahead]
+        assert set(hints) <= {p.read_text() for p in files} and len(hints) == len(set(hints))
+        assert len(hints) <= len(files) - pool.workers  # none once fewer jobs wait than there are workers
+        deadline = time.monotonic() + 30
+        while any(pool.client.run(left_open_here).values()):  # end_run is not waited for: it comes soon after
+            assert time.monotonic() < deadline, pool.client.run(left_open_here)
+            time.sleep(0.1)
+
+
 @needs_dask
 @pytest.mark.slow
 def test_cluster_grades_exactly_as_the_local_pool(cluster, small_class, tmp_path):
@@ -397,17 +503,45 @@ def grading_on(worker: subprocess.Popen) -> bool:
     return any(groups.get(pid) != worker.pid for pid in family)
 
 
+def slow_class(tmp_path: Path, count: int = 10) -> tuple[Path, Path, list[str]]:
+    """Students whose files take a while to load (a kill lands mid-grading): the odd ones
+    correct, the even ones buggy; the class folder, its spec and the students."""
+    spec = write_batch_spec(tmp_path)
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    students = [f"s{n:02d}" for n in range(count)]
+    for number, student in enumerate(students):
+        source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
+        (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
+    return folder, spec, students
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_batch_killed_mid_run_on_the_cluster_is_resumed_by_the_same_command(cluster, tmp_path):
+    """SIGKILL of the batch while the workers hold its jobs, their hints and what their
+    task opened ahead: the same command grades the rest, each student once, as solo."""
+    folder, spec, students = slow_class(tmp_path, count=6)
+    out = tmp_path / "out"
+    batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
+    wait_for_rows(out, 1, batch)
+    batch.kill()
+    batch.communicate(timeout=60)
+    again = abgrade_batch(folder, out, *cluster.batch_args, spec=spec)
+    assert again.returncode == 0, again.stderr
+    assert "was killed before it ended (marked killed)" in again.stderr
+    assert rows(out, "SELECT count(*), count(DISTINCT student) FROM submissions") == [(6, 6)]
+    graded = scores(out)
+    maximum = rows(out, "SELECT max(max_score) FROM submissions")[0][0]
+    assert all(status == "graded" for status, _ in graded.values())
+    assert [graded[s][1] == maximum for s in students] == [bool(n % 2) for n in range(6)]
+
+
 @needs_dask
 @pytest.mark.slow
 def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_path):
     """Last in this file: it leaves the cluster one worker short (and adds one back)."""
-    spec = write_batch_spec(tmp_path)
-    folder = tmp_path / "slow"
-    folder.mkdir()
-    students = [f"s{n:02d}" for n in range(10)]
-    for number, student in enumerate(students):  # each takes a while to load: the kill lands mid-grading
-        source = FIXTURES / ("correct_fail_hard.py" if number % 2 else "bug_strict_cutoff.py")
-        (folder / f"{student}.py").write_text("import time\ntime.sleep(0.6)\n" + source.read_text())
+    folder, spec, students = slow_class(tmp_path)
     out = tmp_path / "out"
     batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
     wait_for_rows(out, 2, batch)

@@ -15,15 +15,24 @@ The run's task (spec, seed, lab) is pickled once per run (remote.ShippedTask) an
 worker process keeps it prepared for the run's next submissions (remote.py), as a local
 grader process keeps its task; each job's own bytes travel with its submission.
 
-Only a window of jobs (two per worker) is on the cluster at a time: the submission bytes
-are read as they are sent, and a job's deadline counts from the moment a worker announces
-that it has started it, not from when it was queued. A job past its deadline is cancelled
+Every worker has a queue of its own here: two jobs on the cluster for it at a time (one
+running, one ready to start), each sent to it (`workers=`, with `allow_other_workers`: if
+it dies, the scheduler runs them elsewhere, the retry it costs), and one more job kept for
+it here, whose payload travels with its job before as the `hint`: the worker opens it
+ahead while it grades that one (a kernel started, a `.py` worker forked; remote.py), as a
+local grader process does with the job it is given ahead. As in the local pool, a job is
+kept for a worker only while at least as many jobs wait as there are workers (near the end
+of the batch another worker could soon be idle), and the job kept for a worker that left
+goes back to the queue. The submission bytes are read as they are sent, and a job's
+deadline counts from the moment a worker announces that it has started it, not from when
+it was queued. A job past its deadline is cancelled
 and its worker restarted (its thread can't be stopped otherwise), as the local pool kills
 its process. Ctrl-C cancels what is queued; a grading already running on a worker ends
-there and is dropped.
+there and is dropped. However the run ends, every worker is told (`remote.end_run`), and
+closes what the run's task opened ahead or still closes.
 
-Before the first task the batch asks every worker how it isolates students and, at the
-`process` level (students share the worker's network), whether the cluster refuses a
+Before the first task the batch asks every worker, in one `client.run`, which abgrade it
+runs, how it isolates students and, at the `process` level (students share the worker's network), whether the cluster refuses a
 process without a certificate (cluster_trust.py): a plain `tcp://` cluster with such a worker
 is refused (exit 2), as a student could take it over. `tls://` clusters are reached with
 the client's certificate and key (`TlsFiles`; the key must be private: mode 0600).
@@ -37,6 +46,7 @@ import importlib.metadata
 import secrets
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cluster_trust import cluster_problem, key_exposure
 from .executor import TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
-from .remote import Payload, Reply, ShippedTask, grade_payload, worker_facts
+from .remote import Payload, Reply, ShippedTask, end_run, grade_payload, worker_facts
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -52,7 +62,7 @@ if TYPE_CHECKING:
 CONNECT_SECONDS = 10.0  # a scheduler that doesn't answer by then is not there
 WORKERS_SECONDS = 30.0  # a cluster with no worker yet gets this long to get one
 WINDOW_PER_WORKER = 2  # jobs on the cluster per worker: one running, one ready to start
-REFRESH_SECONDS = 2.0  # how often the number of workers (the window) is asked again
+REFRESH_SECONDS = 2.0  # how often the workers (their queues) are asked again
 
 
 class DaskUnavailable(Exception):
@@ -78,6 +88,7 @@ class TlsFiles:
 class _Running:
     job: Job
     submitted: float
+    worker: str  # the worker it was sent to (the scheduler moves it if that one dies)
 
 
 @dataclass
@@ -116,16 +127,18 @@ class DaskPool:
         shipped = ShippedTask.of(run, task)  # pickled once; each worker keeps it for the run (remote.py)
         topic = f"abgrade-started-{run[:8]}"
         self.client.subscribe_topic(topic, self._started_event)
-        queue = JobQueue(jobs)  # read as the window has room: never the whole class at once
+        queue = JobQueue(jobs)  # read as the workers' queues have room: never the whole class at once
         running: dict[Future, _Running] = {}
-        window, refreshed = WINDOW_PER_WORKER * self.workers, time.monotonic()
+        kept: dict[str, Job] = {}  # worker -> its next job, whose payload went with its job before as the hint
+        workers, refreshed = self._addresses(), time.monotonic()
         try:
-            while queue or running:
+            while queue or running or kept:
                 now = time.monotonic()
                 if now - refreshed > REFRESH_SECONDS:
-                    window, refreshed = WINDOW_PER_WORKER * self.workers, now
-                while len(running) < window and (job := queue.take(now)) is not None:
-                    running[self._submit(job, shipped, topic)] = _Running(job, now)
+                    workers, refreshed = self._addresses(), now
+                    for gone in [worker for worker in kept if worker not in workers]:
+                        queue.give_back(kept.pop(gone))  # never sent: its attempts are untouched
+                self._fill(queue, running, kept, workers, shipped, topic, now)
                 if running:
                     try:
                         with self.client.as_current():  # wait() looks for "the" client
@@ -134,18 +147,62 @@ class DaskPool:
                         pass
                 else:
                     time.sleep(TICK_SECONDS)  # only retries waiting for their delay
+                ended = []
                 for future, entry in list(running.items()):
                     result = self._collect(future, entry, deadline)
                     if result is not None:
                         del running[future]
                         self._started.pop(str(future.key), None)
-                        settle(result, queue.retry, on_result)
+                        ended.append(result)
+                if ended:  # the workers' queues are topped up first; the gradebook's writes wait
+                    self._fill(queue, running, kept, workers, shipped, topic, time.monotonic())
+                for result in ended:
+                    settle(result, queue.retry, on_result)
                 now = time.monotonic()
                 on_tick([now - self._started[str(f.key)][0] for f in running if str(f.key) in self._started])
         finally:
             if running:
                 self.client.cancel(list(running))
+            self._end_run(run)
             self.client.unsubscribe_topic(topic)
+
+    def _addresses(self) -> list[str]:
+        return sorted(self.client.nthreads())
+
+    def _fill(
+        self,
+        queue: JobQueue,
+        running: dict[Future, _Running],
+        kept: dict[str, Job],
+        workers: list[str],
+        shipped: ShippedTask,
+        topic: str,
+        now: float,
+    ) -> None:
+        """Top up every worker's queue to WINDOW_PER_WORKER jobs on the cluster, each sent
+        with the job kept next for that worker (its hint), when enough jobs wait. A worker
+        with room when nothing else waits takes a job kept for another (near the end of the
+        batch: no worker idles while a job waits here; the other's hint is closed unused)."""
+        sent = Counter(entry.worker for entry in running.values())
+        for worker in workers or [""]:
+            while sent[worker] < WINDOW_PER_WORKER:
+                job = kept.pop(worker, None) or queue.take(now) or (kept.pop(next(iter(kept))) if kept else None)
+                if job is None:
+                    break
+                following = queue.take_if_waiting(now, max(1, len(workers)))
+                if following is not None:
+                    kept[worker] = following
+                running[self._submit(job, shipped, topic, worker, following)] = _Running(job, now, worker)
+                sent[worker] += 1
+
+    def _end_run(self, run: str) -> None:
+        """Tell every worker the run is over (not waiting for them to close what it keeps)."""
+        if self.client.status != "running":
+            return  # the scheduler is gone: so are the run's workers, or they close it at their next grading
+        try:
+            self.client.run(end_run, run, wait=False, on_error="ignore")
+        except Exception:  # noqa: BLE001 - the scheduler is gone: so are the run's workers, or they close it at their next grading
+            pass
 
     def _started_event(self, event: tuple[float, Any]) -> None:
         """A worker started a job (remote.py announces it); runs on the client's own thread."""
@@ -153,12 +210,23 @@ class DaskPool:
         if isinstance(message, dict) and isinstance(message.get("key"), str):
             self._started[message["key"]] = (time.monotonic(), str(message.get("worker", "")))
 
-    def _submit(self, job: Job, shipped: ShippedTask, topic: str) -> Future:
+    def _submit(self, job: Job, shipped: ShippedTask, topic: str, worker: str, following: Job | None) -> Future:
         job.attempts += 1
+        payload = Payload(self._key(shipped, job, job.attempts), job.path.name, job.path.read_bytes())
+        hint = None
+        if following is not None:  # its key as it will be sent: its next attempt
+            try:
+                hint = Payload(self._key(shipped, following, following.attempts + 1), following.path.name,
+                               following.path.read_bytes())  # fmt: skip
+            except OSError:
+                hint = None  # read again when it is sent, and reported there
+        where: dict[str, Any] = {"workers": [worker], "allow_other_workers": True} if worker else {}
+        return self.client.submit(grade_payload, shipped, payload, topic, hint, key=payload.key, pure=False, **where)
+
+    @staticmethod
+    def _key(shipped: ShippedTask, job: Job, attempt: int) -> str:
         student = hashlib.sha256(job.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        key = f"abgrade-{shipped.run[:8]}-{student}-{job.attempts}"
-        payload = Payload(key, job.path.name, job.path.read_bytes())
-        return self.client.submit(grade_payload, shipped, payload, topic, key=key, pure=False)
+        return f"abgrade-{shipped.run[:8]}-{student}-{attempt}"
 
     def _collect(self, future: Future, entry: _Running, deadline: float) -> JobResult | None:
         """The job's result if it has one now: a reply, a failure, or an expired deadline."""
@@ -217,8 +285,7 @@ def connect(address: str, connect_seconds: float = CONNECT_SECONDS, tls: TlsFile
             machine=True,
         ) from None
     try:
-        _check_workers(client, address)
-        levels = _check_trust(client)
+        levels = _check_workers(client, address)
     except BaseException:
         client.close()
         raise
@@ -272,8 +339,10 @@ def _tls_hint(exc: BaseException, tls: TlsFiles | None) -> str:
     return f": {exc}; check that {tls.cert} is signed by the cluster's CA, as in its scheduler's --tls-ca-file"
 
 
-def _check_workers(client: Client, address: str) -> None:
-    """Every worker must run this abgrade: another version might grade differently."""
+def _check_workers(client: Client, address: str) -> tuple[str, ...]:
+    """Every worker must run this abgrade (another version might grade differently) and
+    keep its students from reaching the cluster (cluster_trust.py): both asked in one
+    `client.run`; the isolation levels found, or DaskUnavailable."""
     try:
         client.wait_for_workers(1, timeout=WORKERS_SECONDS)
     except TimeoutError:
@@ -282,23 +351,24 @@ def _check_workers(client: Client, address: str) -> None:
             f"(dask worker {address} --nthreads 1)",
             machine=True,
         ) from None
+    found = client.run(worker_facts, on_error="return")
     mine = importlib.metadata.version("abgrade")
-    theirs = client.run(importlib.metadata.version, "abgrade", on_error="return")
-    wrong = {worker: version for worker, version in theirs.items() if version != mine}
+    wrong = {worker: _version(answer) for worker, answer in found.items() if _version(answer) != mine}
     if wrong:
         worker, version = sorted(wrong.items())[0]
-        found = f"abgrade {version}" if isinstance(version, str) else "no abgrade"
+        found_there = f"abgrade {version}" if version else "no abgrade (or one that can't say its version)"
         raise DaskUnavailable(
-            f"dask worker {worker} has {found}, this machine abgrade {mine} ({len(wrong)} of {len(theirs)} workers "
-            f"differ); install the same abgrade on every worker (pip install 'abgrade[dask]')",
+            f"dask worker {worker} has {found_there}, this machine abgrade {mine} ({len(wrong)} of {len(found)} "
+            f"workers differ); install the same abgrade on every worker (pip install 'abgrade[dask]')",
         )
-
-
-def _check_trust(client: Client) -> tuple[str, ...]:
-    """Ask every worker how it isolates students, and at the `process` level whether they
-    could reach the cluster (cluster_trust.py); the levels found, or DaskUnavailable."""
-    found = client.run(worker_facts, on_error="return")
     problem = cluster_problem(found)
     if problem:
         raise DaskUnavailable(problem)
     return tuple(sorted({answer["level"] for answer in found.values()}))
+
+
+def _version(answer: object) -> str | None:
+    """The abgrade a worker said it runs (worker_facts), or None: it raised (no abgrade
+    there, or one without worker_facts) or answered something else."""
+    version = answer.get("abgrade") if isinstance(answer, dict) else None
+    return version if isinstance(version, str) else None

@@ -13,6 +13,19 @@ run never finds an earlier run's task (a new key), and only the last RUNS_KEPT r
 kept. The kept task lives in the worker process, which no student process shares (students
 run in processes of their own, started from the zygotes, never forked from the worker).
 
+Each job may carry the payload of the job the batch will send this worker next (its
+`hint`: dask_pool.py gives every worker its own queue): the worker writes it into a folder
+of its own while it grades the current one, and hands it to the task's look-ahead (the
+local pool's NextJob question, answered here from the hint), so a notebook's kernel starts
+while the current notebook runs, and a `.py` file's worker forks and confines itself once
+the current student's processes are closed, as in a local grader process; the `.py` close's
+second half (folder, uid) runs on a thread while the next job is graded. When that job
+arrives it is graded in the session opened for it (matched by its key and its bytes); a
+hint whose job went elsewhere (its worker's queue moved by the scheduler) is closed at the
+worker's next grading. The batch tells every worker when its run ends (`end_run`): what the
+run's task still holds (a session opened ahead, the last close-out) is closed then, and a
+grading of another run closes it too (a batch killed before it could say so).
+
 Before its first grading a worker checks that its students can't reach the cluster
 (cluster_trust.py: at the `process` level, TLS that refuses strangers and a private key);
 the batch asks every worker the same before it sends a task, so this catches a worker that
@@ -23,8 +36,10 @@ this module from its own abgrade)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
+import importlib.metadata
 import pickle
 import shutil
 import tempfile
@@ -47,6 +62,7 @@ _run_folder: Path | None = None
 _facts: dict | None = None  # this worker's trust facts (cluster_trust.py), found once
 RUNS_KEPT = 2  # prepared tasks kept per worker process: the run under way and one beside it
 _prepared_tasks: dict[tuple[str, str], Callable[[Path], Any]] = {}  # (run, digest) -> prepared task
+ENDED_RUN_SECONDS = 600.0  # how long end_run waits for a grading under way before it leaves the closing to the next
 
 
 class UntrustedWorker(RuntimeError):
@@ -61,6 +77,18 @@ class Payload:
     key: str  # the job's key, announced when the grading starts
     name: str
     data: bytes
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A hint's submission written here ahead of its job: its file, and the bytes it holds
+    (its job is graded in it only when it brings the very same bytes)."""
+
+    path: Path
+    data: bytes
+
+
+_staged: dict[str, Staged] = {}  # job key -> its submission, written ahead (the hint of the job before)
 
 
 @dataclass(frozen=True)
@@ -102,25 +130,95 @@ def worker_folder() -> Path:
     return _run_folder
 
 
-def grade_payload(task: ShippedTask | Callable[[Path], Any], payload: Payload, topic: str) -> Reply:
+def grade_payload(
+    task: ShippedTask | Callable[[Path], Any], payload: Payload, topic: str, hint: Payload | None = None
+) -> Reply:
     """Grade one submission here with the run's task (shipped once per run, or given as it
-    is: a test calling this directly). Raises what the task raises (a machine problem), for
-    the batch to retry, as a local grader process does."""
+    is: a test calling this directly), and with a shipped task, open `hint` (the job the
+    batch sends this worker next) ahead as the task's look-ahead asks for it. Raises what
+    the task raises (a machine problem), for the batch to retry, as a local grader process
+    does."""
     with _GRADING:
         problem = _trust_problem()
         if problem:
             raise UntrustedWorker(problem)
         _announce(topic, payload.key)
         started = time.monotonic()
-        grade = _prepared(task) if isinstance(task, ShippedTask) else _for_this_worker(task, worker_folder())
-        folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
+        if isinstance(task, ShippedTask):
+            _close_other_runs(task.run)
+            grade = _prepared(task)
+            look_ahead = getattr(grade, "look_ahead", None)
+            if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
+                look_ahead(lambda: _stage(hint))
+        else:
+            grade = _for_this_worker(task, worker_folder())
+        path = _submission_file(payload)
         try:
-            path = folder / Path(payload.name).name
-            path.write_bytes(payload.data)
             value = grade(path)
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(path.parent, ignore_errors=True)
         return Reply(value, time.monotonic() - started)
+
+
+def _submission_file(payload: Payload) -> Path:
+    """The job's submission as a file in a folder of its own: the one written ahead for it
+    when it brings the same bytes, else written now. Hints written for other jobs (sent
+    elsewhere after all) are removed: their sessions, opened ahead, the task closes itself
+    (GradeTask: an Ahead for another path is closed unused)."""
+    staged = _staged.pop(payload.key, None)
+    for other in list(_staged):
+        shutil.rmtree(_staged.pop(other).path.parent, ignore_errors=True)
+    if staged is not None and staged.data == payload.data and staged.path.is_file():
+        return staged.path
+    if staged is not None:
+        shutil.rmtree(staged.path.parent, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
+    path = folder / Path(payload.name).name
+    path.write_bytes(payload.data)
+    return path
+
+
+def _stage(hint: Payload | None) -> Path | None:
+    """The look-ahead's answer: the next job's submission, written now (None: no hint)."""
+    if hint is None:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
+    path = folder / Path(hint.name).name
+    path.write_bytes(hint.data)
+    _staged[hint.key] = Staged(path, hint.data)
+    return path
+
+
+async def end_run(run: str) -> None:
+    """The batch's run is over (`client.run(end_run, run, wait=False)`): close what its task
+    keeps here once the grading under way, if any, is done (off the worker's event loop)."""
+    await asyncio.get_running_loop().run_in_executor(None, _end_run, run)
+
+
+def _end_run(run: str) -> None:
+    if not _GRADING.acquire(timeout=ENDED_RUN_SECONDS):
+        return  # still grading: that grading's run, or the next, closes it (_close_other_runs)
+    try:
+        for key in [key for key in _prepared_tasks if key[0] == run]:
+            _close(_prepared_tasks[key])
+        for other in list(_staged):
+            shutil.rmtree(_staged.pop(other).path.parent, ignore_errors=True)
+    finally:
+        _GRADING.release()
+
+
+def _close_other_runs(run: str) -> None:
+    """What other runs' tasks still keep (a batch killed before its end_run): closed before
+    this run grades here. The tasks themselves stay, for those runs' next submissions."""
+    for key, task in _prepared_tasks.items():
+        if key[0] != run:
+            _close(task)
+
+
+def _close(task: Callable[[Path], Any]) -> None:
+    close = getattr(task, "close", None)
+    if close is not None:
+        close()
 
 
 def _prepared(shipped: ShippedTask) -> Callable[[Path], Any]:
@@ -146,10 +244,7 @@ def _in_worker_folder(task: Callable[[Path], Any]) -> bool:
 
 
 def _forget(key: tuple[str, str]) -> None:
-    task = _prepared_tasks.pop(key)
-    close = getattr(task, "close", None)
-    if close is not None:
-        close()
+    _close(_prepared_tasks.pop(key))
 
 
 def _for_this_worker(task: Callable[[Path], Any], folder: Path) -> Callable[[Path], Any]:
@@ -180,11 +275,12 @@ def _secret_folders(work: Path) -> tuple[Path, ...]:
 
 
 async def worker_facts(dask_worker: Any) -> dict:
-    """What the batch asks every worker before its first task (`client.run`); kept for
-    this worker's own check before each grading."""
+    """What the batch asks every worker before its first task, in one `client.run`: how it
+    isolates students (kept for this worker's own check before each grading) and which
+    abgrade it runs (`abgrade`, beside the facts)."""
     global _facts
     _facts = await gather_facts(dask_worker)
-    return _facts
+    return {**_facts, "abgrade": importlib.metadata.version("abgrade")}
 
 
 def _trust_problem() -> str | None:
