@@ -345,7 +345,8 @@ def test_a_hint_is_opened_ahead_its_job_graded_there_and_the_runs_end_closes_the
         first = grade_payload(shipped, Payload("k1", "a.py", buggy), "topic", Payload("k2", "b.py", correct)).value
         task = remote._prepared_tasks[("run-h", shipped.digest)]
         staged = remote._staged["k2"]
-        assert task._ahead is not None and task._ahead.path == staged.path and task._ahead.session is not None
+        ahead = task._ahead  # a `.py` file's session opens on a thread: awaited before it is looked at
+        assert ahead is not None and ahead.opened() is not None and ahead.path == staged.path
         second = grade_payload(shipped, Payload("k2", "b.py", correct), "topic").value
         assert remote._staged == {} and task._ahead is None  # graded in the session opened for it
         solo = {}

@@ -206,8 +206,10 @@ class GradeTask:
         send, answer = getattr(ask, "ask", None), getattr(ask, "answer", None)
         if callable(send) and callable(answer):  # the pool's NextJob: answered on the thread
             send()
-        else:  # any other way of asking: answered here
+        else:  # any other way of asking (a Dask worker's hint): answered here
             path = ask()
+            if path is None:
+                return  # no next job: nothing to open ahead
             answer = lambda: path  # noqa: E731 - the answer, for the thread
         ahead = self._ahead = Ahead(None, None, None)
         root, hidden = self._root, self._hidden(self._the_lab())
