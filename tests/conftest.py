@@ -35,6 +35,18 @@ def submission_path(name: str | Path) -> Path:
     return name if isinstance(name, Path) else TREE_SUBMISSIONS / f"{name}.py"
 
 
+@pytest.fixture(autouse=True)
+def _worker_zygote_as_found() -> Iterator[None]:
+    """A test that grades through a GradeTask in this process turns the worker zygote on,
+    as a batch's grader process does; the tests after it in the same pytest worker must
+    not inherit that (a single grade never forks its worker from a zygote)."""
+    from grader.sandbox import worker_zygote
+
+    wanted = worker_zygote._WANTED
+    yield
+    worker_zygote.use(wanted)
+
+
 @pytest.fixture(scope="session")
 def tree_lab() -> Lab:
     return get_lab("tree")
