@@ -35,7 +35,7 @@ from .first_spawn import STUDENT_GID, Spawned
 from .identity import StudentIdentity, hand_over, lease
 from .isolation import NAMESPACES, Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
-from .worker import SITE_PATHS, Worker
+from .worker import Worker, site_paths
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 
@@ -79,7 +79,7 @@ class ProbeSetup:
 
     def setup_message(self, limits: Limits, compiled: list[list[str]] | None = None, **extra: object) -> dict:
         return {
-            "site_paths": SITE_PATHS,
+            "site_paths": site_paths(),
             "modules": compiled if compiled is not None else self.modules(),
             "handler": f"_abgrade_{self.handler}",
             "api": self.api,
@@ -174,7 +174,7 @@ def remember_first_spawn(isolation: Isolation) -> None:
     from . import seccomp_filter
 
     files = [isolation_module.__file__, seccomp_filter.__file__, *seccomp_filter.depends_on()]
-    readable = list(isolation_module.INTERPRETER_PATHS)
+    readable = list(isolation_module.interpreter_paths())
     first_spawn.remember(isolation.level, isolation.userns, seccomp_filter.program_hex(), readable, files)
 
 
@@ -219,9 +219,11 @@ class Session:
         self.outputs: list[str] = []
         self.identity: StudentIdentity | None = None
         self._adopted = spawned is not None
+        self._filtered: bool | None = None  # whether the first worker got the seccomp filter, when known
         if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
             self.workdir = Path(spawned.workdir)
             self.isolation = isolation_of(spawned)
+            self._filtered = bool(spawned.plan.get("seccomp"))  # its recipe's program (the note says so)
             if spawned.uid is not None and spawned.lease_fd is not None:
                 acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
                 self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
@@ -352,7 +354,7 @@ class Session:
 
     @property
     def isolation_note(self) -> str:
-        return self.isolation.note(self.identity)
+        return self.isolation.note(self.identity, self._filtered)
 
     def close(self) -> None:
         self._retire_worker()
@@ -464,7 +466,8 @@ class PythonSession(Session):
             if isinstance(started, WorkerFailure) or started.get("op") != "confined":
                 worker.close()  # it died or hung before any student code ran: the machine's problem
                 continue
-            remember_first_spawn(self.isolation)
+            if not self._adopted:  # an adopted worker's recipe is stored already
+                remember_first_spawn(self.isolation)
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
