@@ -94,6 +94,8 @@ def program_hex() -> str | None:
 
 @dataclass(frozen=True)
 class Isolation:
+    """A level of confinement (NAMESPACES or PROCESS), as the results state it."""
+
     level: str
     description: str
     userns: bool = False  # namespaces made by a grader that is not root
