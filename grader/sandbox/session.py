@@ -77,9 +77,16 @@ class ProbeSetup:
         for the worker, once per grader process and source."""
         return [[name, "", _compiled_hex(name, source)] for name, source in self.modules()]
 
-    def setup_message(self, limits: Limits, compiled: list[list[str]] | None = None, **extra: object) -> dict:
+    def setup_message(
+        self,
+        limits: Limits,
+        compiled: list[list[str]] | None = None,
+        paths: list[str] | None = None,
+        **extra: object,
+    ) -> dict:
+        """`paths`: the interpreter's site folders (worker.site_paths() by default)."""
         return {
-            "site_paths": site_paths(),
+            "site_paths": paths if paths is not None else site_paths(),
             "modules": compiled if compiled is not None else self.modules(),
             "handler": f"_abgrade_{self.handler}",
             "api": self.api,
@@ -175,7 +182,8 @@ def remember_first_spawn(isolation: Isolation) -> None:
 
     files = [isolation_module.__file__, seccomp_filter.__file__, *seccomp_filter.depends_on()]
     readable = list(isolation_module.interpreter_paths())
-    first_spawn.remember(isolation.level, isolation.userns, seccomp_filter.program_hex(), readable, files)
+    program = seccomp_filter.program_hex()
+    first_spawn.remember(isolation.level, isolation.userns, program, readable, files, site_paths())
 
 
 _REMEMBERED = False
@@ -220,10 +228,12 @@ class Session:
         self.identity: StudentIdentity | None = None
         self._adopted = spawned is not None
         self._filtered: bool | None = None  # whether the first worker got the seccomp filter, when known
+        self._site_paths: list[str] | None = None  # worker.site_paths() from a first spawn's recipe
         if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
             self.workdir = Path(spawned.workdir)
             self.isolation = isolation_of(spawned)
             self._filtered = bool(spawned.plan.get("seccomp"))  # its recipe's program (the note says so)
+            self._site_paths = spawned.site_paths
             if spawned.uid is not None and spawned.lease_fd is not None:
                 acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
                 self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
@@ -474,6 +484,7 @@ class PythonSession(Session):
             setup = self.probe.setup_message(
                 self.limits,
                 compiled,
+                self._site_paths,
                 submission=str(self.copy),
                 student_dir=str(self.workdir),
                 module_name=module_name_for(self.submission, [name for name, _ in self.probe.extra_modules]),
