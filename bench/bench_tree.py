@@ -7,7 +7,8 @@ interpreter for the student) and a hand-written pytest file for the same cases
 `python -B -m pytest`, no plugins, no project configuration). Rounds are interleaved
 (bare, two starts, pytest, graded, ...); min / median / max of each, and of the ratios per
 round. Goals (issue 26): within 2.0x two `python -c pass`, at most 0.7x the pytest file,
-under 1 s.
+under 1 s. Besides the wall times, the CPU time of the grade's and the two starts' process
+trees (and the base's grade), which a shared machine's load disturbs far less.
 
 `--python PATH` adds the same grade and the two starts run by another interpreter, e.g.
 a venv's where abgrade was installed with a plain `pip install .` (not editable: an
@@ -26,6 +27,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -105,18 +107,21 @@ def main() -> None:
         sys.exit(f"the pytest file does not pass on {args.submission}:\n{out}")
     start = [sys.executable, "-c", "pass"]
     grade = ["-m", "grader", "grade", str(Path(args.submission).resolve()), "--lab", "tree", "--seed", str(SEED), "-q"]
+    cpu: dict[str, list[float]] = {}  # CPU seconds of the process tree, per run (warm-up first)
     contenders = {
         "bare": timer([sys.executable, "-B", str(HERE / "bare_tree_run.py"), str(cases), args.submission]),
-        "two starts": lambda: run(start)[0] + run(start)[0],
+        "two starts": _with_cpu(cpu, "two starts", lambda: run(start)[0] + run(start)[0]),
         "pytest": timer(pytest_command),
-        "graded": timer([sys.executable, *grade]),
+        "graded": _with_cpu(cpu, "graded", timer([sys.executable, *grade])),
     }
     if args.python:
         other_start = [args.python, "-I", "-c", "pass"]
         contenders["other two starts"] = lambda: run(other_start)[0] + run(other_start)[0]
         contenders["other graded"] = timer([args.python, "-I", *grade])
     if args.base:
-        contenders["base graded"] = _timer_in(args.base.resolve(), [sys.executable, *grade])
+        contenders["base graded"] = _with_cpu(
+            cpu, "base graded", _timer_in(args.base.resolve(), [sys.executable, *grade])
+        )
     times = interleave(contenders, args.rounds)
     for path in folder.iterdir():
         path.unlink()
@@ -132,6 +137,11 @@ def main() -> None:
     print(f"  graded / bare             {spread(ratios(graded, times['bare']), 'x')}")
     print(f"  graded / two starts       {spread(ratios(graded, times['two starts']), 'x')}   (goal: <= 2.0x)")
     print(f"  graded / pytest           {spread(ratios(graded, times['pytest']), 'x')}   (goal: <= 0.7x)")
+    cpus = {name: values[-args.rounds :] for name, values in cpu.items()}  # the warm-up's left out
+    print("  CPU time (user + sys of the whole process tree: the grader's and the student's processes):")
+    print(f"  two `python -c pass`      {spread(cpus['two starts'], ' ms', 1000, 0)}")
+    print(f"  abgrade grade             {spread(cpus['graded'], ' ms', 1000, 0)}")
+    print(f"  graded / two starts       {spread(ratios(cpus['graded'], cpus['two starts']), 'x')}")
     if args.python:
         other = times["other graded"]
         print(f"  {args.python}:")
@@ -146,6 +156,23 @@ def main() -> None:
         print(f"  graded / base             {spread(ratios(graded, base), 'x')}   (this checkout's over the base's)")
         print(f"  base / two starts         {spread(ratios(base, times['two starts']), 'x')}")
         print(f"  base / pytest             {spread(ratios(base, times['pytest']), 'x')}")
+        print(f"  CPU: abgrade grade (base) {spread(cpus['base graded'], ' ms', 1000, 0)}")
+        print(f"  CPU: graded / base        {spread(ratios(cpus['graded'], cpus['base graded']), 'x')}")
+
+
+def _with_cpu(cpu: dict[str, list[float]], name: str, measure: Callable[[], float]) -> Callable[[], float]:
+    """`measure`, also noting the CPU time its runs took (the children's user + sys time,
+    which a process tree's waited-for descendants add to): on a shared machine the wall
+    time mostly measures the others' load, the CPU time much less so."""
+
+    def measured() -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = measure()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.setdefault(name, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        return seconds
+
+    return measured
 
 
 def _timer_in(folder: Path, command: list[str]) -> Callable[[], float]:

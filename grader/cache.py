@@ -1,9 +1,12 @@
 """A per-user cache of what the grader would otherwise work out again in every process:
 the parsed YAML of a spec (keyed by the text's own hash), the compiled seccomp filter and
-the isolation level this machine allows (keyed by everything they depend on). Each entry
-is one file of plain data (`marshal` of strings, numbers, lists, tuples and dicts: never
-code, never pickle), written whole (a temporary file, then a rename), so a reader sees an
-old entry or a new one, never half of one.
+the isolation level this machine allows (keyed by everything they depend on), the first
+spawn's recipe, and the observer's modules compiled for the student's interpreter (keyed
+by their source and the interpreter; a hex string the grader only ships to the student's
+process, session.py). Each entry is one file of plain data (`marshal` of strings,
+numbers, lists, tuples and dicts: never code the grader runs, never pickle), written
+whole (a temporary file, then a rename), so a reader sees an old entry or a new one,
+never half of one.
 
 Where: `$ABGRADE_CACHE_DIR`, else `$XDG_CACHE_HOME/abgrade/run-cache`, else
 `~/.cache/abgrade/run-cache`. `ABGRADE_CACHE=0` turns it off. It is used only while it is

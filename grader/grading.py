@@ -222,7 +222,9 @@ def _run_cases(
                 incidents.extend(_call_incidents(plan, calls))
                 judged.append((plan, judgement))
         consistent = _consistent_bugs([judgement for _, judgement in judged])
-        hints = lab.hints(spec)
+        # the lab's hints only where a verdict failed (a passing grade doesn't import its classic bugs)
+        failed = any(not verdict.passed for _, judgement in judged for verdict in judgement.verdicts.values())
+        hints = lab.hints(spec) if failed else {}
         per_plan = [_tests(spec, plan, judgement.verdicts, consistent, hints) for plan, judgement in judged]
         for tests in per_plan:
             report.tests.extend(tests)

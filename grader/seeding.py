@@ -18,11 +18,11 @@ read (`random.getstate()`) doesn't give the seed away.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from .digests import sha256
 
 if TYPE_CHECKING:
     from .spec import Spec
@@ -56,13 +56,15 @@ class Seed:
 
 def draw_seed() -> int:
     """A fresh seed, for a seed that is drawn once and then kept (a bundle's, a class's)."""
+    import secrets  # only here: its imports (hmac, OpenSSL's libcrypto) cost a grade's start-up 5 ms
+
     return secrets.randbelow(SEED_LIMIT)
 
 
 def spec_seed(spec: Spec) -> Seed:
     """The spec's own seed: the same for every grading with this spec text, different for
     another lab or an edited spec. Anyone with the spec can compute it (so it is no secret)."""
-    digest = hashlib.sha256(f"abgrade seed\0{spec.lab}\0{spec.digest}".encode()).digest()
+    digest = sha256(f"abgrade seed\0{spec.lab}\0{spec.digest}".encode()).digest()
     return Seed(int.from_bytes(digest[:8], "big") % SEED_LIMIT, "the spec's own")
 
 
@@ -95,7 +97,9 @@ def student_seed(seed: Seed) -> int:
 def _student_seed(value: int, secret: bool) -> int:
     text = _STUDENT_LABEL + str(value).encode()
     if secret:
+        import hashlib  # scrypt is OpenSSL's (loaded for a secret seed only)
+
         digest = hashlib.scrypt(text, salt=_STUDENT_LABEL, dklen=8, **_SCRYPT)
     else:
-        digest = hashlib.sha256(text).digest()
+        digest = sha256(text).digest()
     return int.from_bytes(digest[:8], "big") % STUDENT_SEED_LIMIT

@@ -8,12 +8,12 @@ passes are remembered; a cache that can't be written just means verifying again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .digests import sha256
 from .lab_setup import UsageError
 from .version import abgrade_version
 
@@ -37,7 +37,7 @@ def cache_folder() -> Path:
 
 def cache_key(lab: Lab, spec: Spec) -> str:
     text = f"{lab.name}\0{spec.digest}\0{abgrade_version()}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return sha256(text.encode()).hexdigest()[:32]
 
 
 def disagreements(lab: Lab, spec: Spec) -> list[str]:

@@ -31,6 +31,8 @@ class SearchTrace:
 
 @dataclass
 class SearchResult:
+    """A search's value and what it read (its trace)."""
+
     value: Number
     trace: SearchTrace
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ MAX_LINE_BYTES = 64 * 2**20  # one reply; real ones are a few KB to a few MB
 MAX_JSON_DEPTH = 64  # real replies nest fewer than 20 levels
 SEND_SECONDS = 10.0  # deadline of a `send` given no timeout
 _READ_CHUNK = 1 << 20
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _PASSES_UP_TO = 1 << 20  # longer texts are measured with numpy

@@ -123,7 +123,20 @@ class Spawned:
     """A worker spawned here, and what it holds: the session adopts all of it
     (session.PythonSession(spawned=...)), or `release` gives it all back."""
 
-    __slots__ = ("pid", "process", "workdir", "copy", "uid", "lease_fd", "cgroups", "fds", "plan", "userns", "started")
+    __slots__ = (
+        "pid",
+        "process",
+        "workdir",
+        "copy",
+        "uid",
+        "lease_fd",
+        "cgroups",
+        "fds",
+        "plan",
+        "userns",
+        "started",
+        "site_paths",
+    )
 
     def __init__(self) -> None:
         self.pid = 0
@@ -137,6 +150,7 @@ class Spawned:
         self.plan: dict = {}
         self.userns = False
         self.started = 0.0
+        self.site_paths: list[str] | None = None  # worker.site_paths(), as the recipe stored them
 
     def release(self) -> None:
         """Kill the worker and give back the folder, the cgroups and the uid (its lease file
@@ -184,6 +198,7 @@ def spawn(submission: str) -> Spawned | None:
         _make_workdir(spawned, submission)
         _make_cgroups(spawned)
         _fork_exec(spawned, submission, recipe)
+        spawned.site_paths = recipe.get("site_paths")
     except Exception:  # noqa: BLE001 - the ordinary path opens it again and says what went wrong
         spawned.release()
         return None
@@ -289,12 +304,24 @@ def _recipe() -> dict | None:
         return None
     if recipe.get("seccomp") is not None and not isinstance(recipe["seccomp"], str):
         return None
+    paths = recipe.get("site_paths")
+    if paths is not None and not (isinstance(paths, list) and all(isinstance(p, str) for p in paths)):
+        return None
     return recipe
 
 
-def remember(level: str, userns: bool, seccomp: str | None, readable: list[str], files: list[str]) -> None:
+def remember(
+    level: str,
+    userns: bool,
+    seccomp: str | None,
+    readable: list[str],
+    files: list[str],
+    site_paths: list[str] | None = None,
+) -> None:
     """Store the recipe (a grading whose worker was confined at `level` calls it): the
-    level, the filter, the interpreter's folders, and `files`, what they depend on."""
+    level, the filter, the interpreter's folders, and `files`, what they depend on;
+    `site_paths`, worker.site_paths() (sysconfig's, which a first-spawned grade then
+    doesn't import; None: the session works them out)."""
     from .. import cache
 
     setpriv, unshare = which("setpriv"), which("unshare")
@@ -304,6 +331,7 @@ def remember(level: str, userns: bool, seccomp: str | None, readable: list[str],
     own = [__file__, setpriv, unshare]
     stamps = [stamp(name) for name in dict.fromkeys([*own, *files])]
     recipe = {"level": level, "userns": userns, "seccomp": seccomp, "readable": list(readable)}
+    recipe["site_paths"] = list(site_paths) if site_paths is not None else None
     recipe.update(setpriv=setpriv, unshare=unshare)
     cache.write(recipe_name(), {"context": _context(), "stamps": stamps, "recipe": recipe})
 

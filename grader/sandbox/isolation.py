@@ -32,9 +32,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
-import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,30 +41,61 @@ from .. import cache
 from . import acl
 from .first_spawn import PRIVATE_TMP_MB, UNSHARE_OPTIONS, USERNS_OPTIONS, namespace_settings
 from .identity import StudentIdentity, grader_is_root
-from .seccomp_filter import program_hex
 
-CONFINE_SOURCE = (Path(__file__).parent / "confine.py").read_text()
-_CONFINE_MAIN = CONFINE_SOURCE + "\nimport sys\nmain(sys.argv[1:])\n"
 _UNSHARE = ["unshare", *UNSHARE_OPTIONS]
 _USERNS = list(USERNS_OPTIONS)
 _SHIELD = ["sh", "-c", '"$@"; exit $?', "abgrade-shield"]
-# what the student's Python must be able to read: the interpreter and site-packages
-INTERPRETER_PATHS = tuple(
-    dict.fromkeys(
-        str(Path(p).resolve())
-        for p in (
-            sys.base_prefix,
-            sys.prefix,
-            sysconfig.get_paths()["purelib"],
-            sysconfig.get_paths()["platlib"],
-            Path(sys.executable).parent,
-        )
-    )
-)
+
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+
+if TYPE_CHECKING:
+    from typing import Any
+
+
+@functools.cache
+def confine_source() -> str:
+    """confine.py's source (what a kernel's wrapper and the zygote run before anything else)."""
+    return (Path(__file__).parent / "confine.py").read_text()
+
+
+def interpreter_paths() -> tuple[str, ...]:
+    """What the student's Python must be able to read: the interpreter and site-packages,
+    the module's INTERPRETER_PATHS (which a test may replace). Worked out when first
+    asked: sysconfig's import and paths cost a grade whose worker was spawned first (its
+    recipe holds them) about 1.5 ms for nothing."""
+    found = globals().get("INTERPRETER_PATHS")
+    if found is None:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        folders = (sys.base_prefix, sys.prefix, paths["purelib"], paths["platlib"], Path(sys.executable).parent)
+        found = globals()["INTERPRETER_PATHS"] = tuple(dict.fromkeys(str(Path(p).resolve()) for p in folders))
+    return found
+
+
+def __getattr__(name: str) -> Any:
+    """The module's constants that take work to make (PEP 562), made when first read:
+    INTERPRETER_PATHS (interpreter_paths) and CONFINE_SOURCE (confine_source)."""
+    if name == "INTERPRETER_PATHS":
+        return interpreter_paths()
+    if name == "CONFINE_SOURCE":
+        return confine_source()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def program_hex() -> str | None:
+    """seccomp_filter.program_hex(), imported when first needed (it imports hashlib and
+    reads the per-user cache: a grade whose worker was spawned first has the recipe's)."""
+    from .seccomp_filter import program_hex as compiled
+
+    return compiled()
 
 
 @dataclass(frozen=True)
 class Isolation:
+    """A level of confinement (NAMESPACES or PROCESS), as the results state it."""
+
     level: str
     description: str
     userns: bool = False  # namespaces made by a grader that is not root
@@ -93,14 +122,14 @@ class Isolation:
             hold.close_to_group(cover, identity.gid)
             # the interpreter, and its own work folders wherever they are (a batch keeps them in a
             # 0700 scratch folder): traverse only, on the closed folders on the way
-            hold.open_way(INTERPRETER_PATHS, keep, identity.gid, identity.uid)
+            hold.open_way(interpreter_paths(), keep, identity.gid, identity.uid)
         elif identity is not None:
             acl.sweep()  # what a killed process-level grader left is given back by the next grading
         return {
             "namespace": self.level == "namespaces",
             "hidden": cover,
             "writable": keep,
-            "readable": list(INTERPRETER_PATHS),
+            "readable": list(interpreter_paths()),
             "tmp_mb": PRIVATE_TMP_MB,
             "uid": identity.uid if identity else None,
             "gid": identity.gid if identity else None,
@@ -112,9 +141,13 @@ class Isolation:
         """The command that runs any `argv` confined by `plan` (a notebook kernel)."""
         import json
 
-        return [*self.prefix(), sys.executable, "-I", "-S", "-c", _CONFINE_MAIN, json.dumps(plan), *argv]
+        main = confine_source() + "\nimport sys\nmain(sys.argv[1:])\n"
+        return [*self.prefix(), sys.executable, "-I", "-S", "-c", main, json.dumps(plan), *argv]
 
-    def note(self, identity: StudentIdentity | None = None) -> str:
+    def note(self, identity: StudentIdentity | None = None, filtered: bool | None = None) -> str:
+        """What results say about the level. `filtered`: whether the student's process got
+        the seccomp filter, when the caller knows (a worker spawned first from its recipe's
+        program); None: whether this machine compiles one."""
         who = (
             "a uid of its own, no capabilities"  # not its number: it changes from run to run
             if identity
@@ -122,8 +155,10 @@ class Isolation:
             if self.userns
             else "the grader's own user"
         )
-        filtered = "seccomp filter" if program_hex() else "no seccomp (libseccomp not found)"
-        return f"isolation: {self.level} ({who}, {filtered}; {self.description})"
+        if filtered is None:
+            filtered = program_hex() is not None
+        seccomp = "seccomp filter" if filtered else "no seccomp (libseccomp not found)"
+        return f"isolation: {self.level} ({who}, {seccomp}; {self.description})"
 
 
 def filter_program_available() -> bool:
@@ -174,6 +209,8 @@ def detect_isolation() -> Isolation:
 
 
 def _try(candidates: list[Isolation]) -> Isolation:
+    import subprocess  # only when the level is tried (once per boot): 2.5 ms of a grade's imports
+
     for level in candidates:
         try:
             done = subprocess.run([*level.prefix(), "true"], capture_output=True, timeout=10)

@@ -35,7 +35,7 @@ from .first_spawn import STUDENT_GID, Spawned
 from .identity import StudentIdentity, hand_over, lease
 from .isolation import NAMESPACES, Isolation, detect_isolation, forget_isolation
 from .limits import rlimits
-from .worker import SITE_PATHS, Worker
+from .worker import Worker, site_paths
 
 _PROBE_DIR = Path(__file__).resolve().parent.parent / "probe"
 
@@ -46,12 +46,36 @@ _COMPILED: dict[tuple[str, str], str] = {}
 def _compiled_hex(name: str, source: str) -> str:
     """One shipped module's code as the student's interpreter would compile it (the same
     file name, no inherited __future__ flags, no -O), marshalled (the same interpreter
-    unmarshals it), as hex: the setup travels as JSON, and bytes.fromhex needs no import."""
+    unmarshals it), as hex: the setup travels as JSON, and bytes.fromhex needs no import.
+    Once per grader process, and kept in the per-user cache (compiling the observer and its
+    runtime cost a first-spawned grade about 2 ms while its worker was waiting for them)."""
     key = (name, source)
     found = _COMPILED.get(key)
     if found is None:
-        code = compile(source, f"<abgrade {name}>", "exec", dont_inherit=True, optimize=0)
-        found = _COMPILED[key] = marshal.dumps(code).hex()
+        found = _COMPILED[key] = _stored_or_compiled(name, source)
+    return found
+
+
+def _stored_or_compiled(name: str, source: str) -> str:
+    """_compiled_hex's value from the cache, keyed by the module's name and source and the
+    interpreter (its version and path: marshal's format is the interpreter's own); else
+    compiled and stored. The grader never loads it as code: it is shipped to the student's
+    process, which could compile the same source itself."""
+    from .. import cache
+    from ..digests import sha256
+
+    text = "\0".join((name, source, sys.version, sys.executable))
+    entry = "observer-" + sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    stored = cache.read(entry)
+    if isinstance(stored, str) and stored:
+        try:
+            bytes.fromhex(stored)
+            return stored
+        except ValueError:
+            pass  # not what was written: compiled again below
+    code = compile(source, f"<abgrade {name}>", "exec", dont_inherit=True, optimize=0)
+    found = marshal.dumps(code).hex()
+    cache.write(entry, found)
     return found
 
 
@@ -77,9 +101,16 @@ class ProbeSetup:
         for the worker, once per grader process and source."""
         return [[name, "", _compiled_hex(name, source)] for name, source in self.modules()]
 
-    def setup_message(self, limits: Limits, compiled: list[list[str]] | None = None, **extra: object) -> dict:
+    def setup_message(
+        self,
+        limits: Limits,
+        compiled: list[list[str]] | None = None,
+        paths: list[str] | None = None,
+        **extra: object,
+    ) -> dict:
+        """`paths`: the interpreter's site folders (worker.site_paths() by default)."""
         return {
-            "site_paths": SITE_PATHS,
+            "site_paths": paths if paths is not None else site_paths(),
             "modules": compiled if compiled is not None else self.modules(),
             "handler": f"_abgrade_{self.handler}",
             "api": self.api,
@@ -174,8 +205,9 @@ def remember_first_spawn(isolation: Isolation) -> None:
     from . import seccomp_filter
 
     files = [isolation_module.__file__, seccomp_filter.__file__, *seccomp_filter.depends_on()]
-    readable = list(isolation_module.INTERPRETER_PATHS)
-    first_spawn.remember(isolation.level, isolation.userns, seccomp_filter.program_hex(), readable, files)
+    readable = list(isolation_module.interpreter_paths())
+    program = seccomp_filter.program_hex()
+    first_spawn.remember(isolation.level, isolation.userns, program, readable, files, site_paths())
 
 
 _REMEMBERED = False
@@ -219,9 +251,13 @@ class Session:
         self.outputs: list[str] = []
         self.identity: StudentIdentity | None = None
         self._adopted = spawned is not None
+        self._filtered: bool | None = None  # whether the first worker got the seccomp filter, when known
+        self._site_paths: list[str] | None = None  # worker.site_paths() from a first spawn's recipe
         if spawned is not None:  # first_spawn.py made the folder, leased the uid, found the level
             self.workdir = Path(spawned.workdir)
             self.isolation = isolation_of(spawned)
+            self._filtered = bool(spawned.plan.get("seccomp"))  # its recipe's program (the note says so)
+            self._site_paths = spawned.site_paths
             if spawned.uid is not None and spawned.lease_fd is not None:
                 acl.sweep()  # as Isolation.plan does as root at this level (a killed grader's entries)
                 self.identity = StudentIdentity(spawned.uid, STUDENT_GID, spawned.lease_fd)
@@ -352,7 +388,7 @@ class Session:
 
     @property
     def isolation_note(self) -> str:
-        return self.isolation.note(self.identity)
+        return self.isolation.note(self.identity, self._filtered)
 
     def close(self) -> None:
         self._retire_worker()
@@ -464,13 +500,15 @@ class PythonSession(Session):
             if isinstance(started, WorkerFailure) or started.get("op") != "confined":
                 worker.close()  # it died or hung before any student code ran: the machine's problem
                 continue
-            remember_first_spawn(self.isolation)
+            if not self._adopted:  # an adopted worker's recipe is stored already
+                remember_first_spawn(self.isolation)
             worker.output.cap = self.limits.output_bytes
             worker.cgroup.set_max(self.limits.processes)
             worker.cgroup.set_memory(self.limits.memory_mb)
             setup = self.probe.setup_message(
                 self.limits,
                 compiled,
+                self._site_paths,
                 submission=str(self.copy),
                 student_dir=str(self.workdir),
                 module_name=module_name_for(self.submission, [name for name, _ in self.probe.extra_modules]),

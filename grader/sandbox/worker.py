@@ -9,9 +9,7 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -25,14 +23,34 @@ from .isolation import Isolation
 from .output import CappedOutput
 from .student_env import scrubbed_env
 
-if TYPE_CHECKING:  # a batch's: a single grade never forks, nor imports the zygote's sockets
-    from .kernel_zygote import KernelZygote, ZygoteKernel
+if TYPE_CHECKING:
+    import subprocess  # only where a worker is started its own way, not first_spawn.py's (2.5 ms of imports)
+
+    from .kernel_zygote import KernelZygote, ZygoteKernel  # a batch's: a single grade never forks
 
 BOOTSTRAP_SOURCE = bootstrap_source()  # confine.py, probe_install.py, student_random.py, bootstrap.py
 _BOOTSTRAP = BOOTSTRAP_SOURCE + "\nmain()\n"
 KILL_GRACE_SECONDS = 0.2
-# the worker starts with -S (no .pth processing, ~40 ms faster); it gets these instead
-SITE_PATHS = list(dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib")))
+
+
+def site_paths() -> list[str]:
+    """The worker starts with -S (no .pth processing, ~40 ms faster); it gets these
+    instead (the module's SITE_PATHS, worked out when first asked: sysconfig's import)."""
+    found = globals().get("SITE_PATHS")
+    if found is None:
+        import sysconfig
+
+        found = globals()["SITE_PATHS"] = list(
+            dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+        )
+    return found
+
+
+def __getattr__(name: str) -> list[str]:
+    """SITE_PATHS (site_paths), made when first read (PEP 562)."""
+    if name == "SITE_PATHS":
+        return site_paths()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Process(Protocol):
@@ -80,6 +98,8 @@ def wait_for_exit(process: Process, seconds: float) -> int | None:
             finally:
                 os.close(pidfd)
         else:
+            import subprocess
+
             try:
                 process.wait(timeout=seconds)
             except subprocess.TimeoutExpired:
@@ -173,6 +193,8 @@ class Worker:
     def _spawn(
         self, isolation: Isolation, plan: dict, workdir: Path, out_w: int, to_child_r: int, from_child_w: int
     ) -> subprocess.Popen:
+        import subprocess
+
         from .limits import die_with_grader  # libc loaded here, in the grader, before the fork
 
         def before_exec() -> None:  # in the child, between fork and exec
@@ -226,6 +248,8 @@ class Worker:
         return self.output.text
 
     def _died(self, when: str) -> WorkerFailure:
+        import subprocess  # its TimeoutExpired: what Popen's and ForkedProcess's wait raise
+
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:

@@ -3,10 +3,10 @@ cases, random). Cases are parsed later by the lab adapter, which knows their fie
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
+from ..digests import sha256
 from ..paths import SPECS_DIR
 from ..registry import spec_conventions, spec_fields, spec_kinds
 from ..results import VISIBILITIES
@@ -59,7 +59,7 @@ def load_spec(path: str | Path) -> Spec:
         version=str(raw.get("version", "1")),
         title=str(raw.get("title", lab)),
         path=shown,
-        digest=hashlib.sha256(text.encode()).hexdigest()[:16],
+        digest=sha256(text.encode()).hexdigest()[:16],
         limits=_limits(raw.get("limits"), raw, shown),
         checks=_checks(raw.get("checks"), raw, shown),
         cases=list(cases),

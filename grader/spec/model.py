@@ -105,6 +105,8 @@ DEFAULT_CONVENTIONS = Conventions()
 
 @dataclass
 class Spec:
+    """A spec file as read: the lab-independent fields, its cases still raw."""
+
     lab: str
     version: str
     title: str

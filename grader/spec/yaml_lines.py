@@ -14,12 +14,12 @@ hence another entry.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .. import cache
+from ..digests import sha256
 
 
 class LineDict(dict):
@@ -205,7 +205,7 @@ def _parser_version() -> str:
 
 
 def _key(text: str) -> str:
-    return "yaml-" + hashlib.sha256(f"{_parser_version()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return "yaml-" + sha256(f"{_parser_version()}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _from_cache(text: str) -> Any:

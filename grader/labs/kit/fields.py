@@ -14,6 +14,8 @@ from ...spec.yaml_lines import LineDict
 
 @dataclass(frozen=True)
 class CaseHeader:
+    """What every fixed case has: its name, place, checks and stored expectations."""
+
     name: str
     where: str  # "cases[3]" for messages
     checks: tuple[str, ...]

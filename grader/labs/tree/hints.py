@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from reference.tree_bugs import HARDCODED_ANSWER, buggy_calls
 from reference.trees import GameTree
 
 from ...checks.expansions import matching_bugs
@@ -25,6 +24,8 @@ def replayed_bugs(
     returned). Reading nothing and returning the example's value is the hard-coded answer;
     across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
     the tree."""
+    from reference.tree_bugs import HARDCODED_ANSWER, buggy_calls  # replayed only for a failed check
+
     if not reads:
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
         return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
