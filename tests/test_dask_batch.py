@@ -7,6 +7,7 @@ installed, these tests are skipped (the ones that check the error saying so stil
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import re
@@ -483,6 +484,8 @@ def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_c
         while any(pool.client.run(left_open_here).values()):  # end_run is not waited for: it comes soon after
             assert time.monotonic() < deadline, pool.client.run(left_open_here)
             time.sleep(0.1)
+        # each worker process froze its modules' objects once, before its first grading (remote._freeze_once)
+        assert all(count > 0 for count in pool.client.run(gc.get_freeze_count).values())
 
 
 @needs_dask
