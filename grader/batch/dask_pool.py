@@ -42,6 +42,7 @@ dask is imported only here, and only when --scheduler is given."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.metadata
 import secrets
 import stat
@@ -299,24 +300,29 @@ def connect(address: str, connect_seconds: float = CONNECT_SECONDS, tls: TlsFile
 
 
 def _import_distributed() -> None:
-    """`import distributed` without the modules it can do without (_OPTIONAL_FOR_THE_CLIENT):
-    each is marked absent (a None in sys.modules, which makes its import raise ImportError)
-    for the import's time only, so anything imported later gets the real one. A dask that
-    needs one after all is imported plainly."""
-    if "distributed" in sys.modules:
+    """`import distributed` without the modules it can do without (_OPTIONAL_FOR_THE_CLIENT)."""
+    import_without("distributed", _OPTIONAL_FOR_THE_CLIENT)
+
+
+def import_without(name: str, optional: tuple[str, ...]) -> None:
+    """Import `name` with each of `optional` marked absent (a None in sys.modules, which
+    makes its import raise ImportError) for the import's time only, so anything imported
+    later gets the real one. When `name` needs one of them after all, it is imported again
+    plainly (a module whose import raised is not kept)."""
+    if name in sys.modules:
         return
-    hidden = [name for name in _OPTIONAL_FOR_THE_CLIENT if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
+    hidden = [module for module in optional if module not in sys.modules]
+    for module in hidden:
+        sys.modules[module] = None  # type: ignore[assignment]
     try:
-        import distributed  # noqa: F401
+        importlib.import_module(name)
     except ImportError:
-        pass  # a module that raised is not kept: the import below runs it again, with everything
+        pass  # imported again below, with everything
     finally:
-        for name in hidden:
-            if sys.modules.get(name, False) is None:
-                del sys.modules[name]
-    import distributed  # noqa: F401, F811
+        for module in hidden:
+            if sys.modules.get(module, False) is None:
+                del sys.modules[module]
+    importlib.import_module(name)
 
 
 def _security(address: str, tls: TlsFiles | None) -> Any:
