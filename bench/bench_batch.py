@@ -23,16 +23,22 @@ with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgr
 otter-grader and nbgrader are looked for and reported as not installed when absent.
 
     python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask] [--dask-only]
-                                [--base DIR] [--dask-profiler]
+                                [--base DIR] [--dask-defaults]
 
 `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
 shorter run for the ratio that goal states. `--base DIR` adds the batch with 2 jobs run
 from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
-first on the path there), in the same rounds, and its time over this checkout's. The
-cluster's workers run without Dask's statistical profiler, as the README advises for a
-grading cluster; `--dask-profiler` keeps it (Dask's default). CPU per run is each
+first on the path there), in the same rounds, and its time over this checkout's; with the
+cluster, DIR's batch on Dask too (only its batch process: the workers run this checkout's
+abgrade, so a change on the workers' side is not compared this way). The
+cluster runs with the settings the README advises for a grading cluster (QUIET_CLUSTER:
+no statistical profiler, the event loop's health tick every second instead of every 20 ms,
+the system monitor every 5 s instead of 0.5 s); `--dask-defaults` starts it with Dask's
+defaults instead (`--dask-profiler`, its older name, does the same). CPU per run is each
 process's own user + system time, sampled every 50 ms over the batch's process tree and,
-for a Dask run, the cluster's (CpuWatch).
+for a Dask run, the cluster's (CpuWatch), and split by the processes that used it: the
+batch process, its grader processes, their zygotes and students; or the scheduler, the
+workers' nannies, the worker processes and their zygotes and students (_cpu_parts).
 """
 
 from __future__ import annotations
@@ -171,11 +177,33 @@ def grader_memory(root: int) -> int:
 PEAKS: dict[str, list[int]] = {}
 CPU: dict[str, list[float]] = {}  # label -> CPU seconds per run: the batch's tree and the cluster's
 CLUSTER_ROOTS: list[int] = []  # the local Dask cluster's processes, whose CPU a Dask run adds
+CPU_PARTS: dict[str, dict[str, list[float]]] = {}  # label -> part of the run (see _cpu_parts) -> seconds per run
 
 
-def tree_cpu(roots: list[int]) -> dict[int, float]:
+def _cpu_parts(batch: CpuWatch, scheduler: CpuWatch, workers: CpuWatch, dask: bool) -> dict[str, float]:
+    """A run's CPU by the processes that used it: the batch process itself; then either
+    its grader processes and, below them, their zygotes and students (local), or the
+    scheduler, the workers' nannies, the worker processes and, below them, their zygotes
+    and students (Dask)."""
+    mine = batch.by_depth()
+    parts = {"batch process": mine.pop(0, 0.0)}
+    if not dask:
+        parts["grader processes"] = mine.pop(1, 0.0)
+        parts["their zygotes and students"] = sum(mine.values())
+        return parts
+    theirs = workers.by_depth()
+    parts["batch's children"] = sum(mine.values())
+    parts["scheduler"] = scheduler.used()
+    parts["nannies"] = theirs.pop(0, 0.0)
+    parts["worker processes"] = theirs.pop(1, 0.0)
+    parts["their zygotes and students"] = sum(theirs.values())
+    return parts
+
+
+def tree_cpu(roots: list[int], parents: dict[int, int] | None = None) -> dict[int, float]:
     """CPU seconds (user + system) so far of `roots` and each of their descendants, by pid:
-    each process's own (not its reaped children's: those are counted as themselves)."""
+    each process's own (not its reaped children's: those are counted as themselves); each
+    one's parent is noted in `parents`."""
     parent, used = {}, {}
     ticks = os.sysconf("SC_CLK_TCK")
     for entry in os.scandir("/proc"):
@@ -193,6 +221,8 @@ def tree_cpu(roots: list[int]) -> dict[int, float]:
         new = {pid for pid, ppid in parent.items() if ppid in tree and pid not in tree}
         tree |= new
         added = bool(new)
+    if parents is not None:
+        parents.update({pid: parent[pid] for pid in tree if pid in parent and pid not in roots})
     return {pid: used[pid] for pid in tree if pid in used}
 
 
@@ -206,21 +236,45 @@ class CpuWatch:
 
     def __init__(self, roots: list[int]) -> None:
         self.roots = roots
-        self.first = tree_cpu(roots)
+        self.parents: dict[int, int] = {}  # pid -> parent, of every process seen in the trees
+        self.first = tree_cpu(roots, self.parents)
         self.last = dict(self.first)
 
     def sample(self) -> None:
-        self.last.update(tree_cpu(self.roots))
+        self.last.update(tree_cpu(self.roots, self.parents))
 
     def used(self) -> float:
         self.sample()
         return sum(value - self.first.get(pid, 0.0) for pid, value in self.last.items())
 
+    def by_depth(self) -> dict[int, float]:
+        """What `used` counts, by each process's depth below its root (0: the roots; for a
+        batch, 1: its grader processes, 2 and more: their zygotes and students; for a Dask
+        worker, 1: the worker process under its nanny, 2 and more: its zygotes and students).
+        A process whose parent exited before its first sample counts at depth 1."""
+        depth = {pid: 0 for pid in self.roots}
+        parents = self.parents
+        for pid in sorted(self.last):
+            chain, at = [], pid
+            while at not in depth and at in parents and len(chain) < 64:
+                chain.append(at)
+                at = parents[at]
+            base = depth.get(at, 0)
+            for offset, member in enumerate(reversed(chain), 1):
+                depth[member] = base + offset
+        spent: dict[int, float] = {}
+        for pid, value in self.last.items():
+            level = depth.get(pid, 1)
+            spent[level] = spent.get(level, 0.0) + value - self.first.get(pid, 0.0)
+        return spent
+
 
 def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT) -> float:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
-    cluster = CpuWatch(CLUSTER_ROOTS if "--scheduler" in executor else [])  # idle otherwise: not counted
+    dask = "--scheduler" in executor
+    scheduler = CpuWatch(CLUSTER_ROOTS[:1] if dask else [])  # the cluster is idle otherwise: not counted
+    workers = CpuWatch(CLUSTER_ROOTS[1:] if dask else [])
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--out", str(out), *executor],
@@ -234,11 +288,14 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Pat
     peak = 0
     while process.poll() is None:
         peak = max(peak, grader_memory(process.pid))
-        batch.sample()
-        cluster.sample()
+        for watch in (batch, scheduler, workers):
+            watch.sample()
         time.sleep(0.05)
     seconds = time.perf_counter() - started
-    CPU.setdefault(label, []).append(batch.used() + cluster.used())
+    CPU.setdefault(label, []).append(batch.used() + scheduler.used() + workers.used())
+    parts = CPU_PARTS.setdefault(label, {})
+    for part, seconds_used in _cpu_parts(batch, scheduler, workers, dask).items():
+        parts.setdefault(part, []).append(seconds_used)
     PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
         raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
@@ -248,20 +305,28 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Pat
 # --- a local Dask cluster --------------------------------------------------------------------
 
 
-WITHOUT_PROFILER = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # as the README advises
+# the settings the README advises for a grading cluster (Grading on a cluster): Dask's
+# statistical profiler off (it samples a running task's stack every 10 ms), its event loop's
+# health tick every second (20 ms by default) and its system monitor every 5 s (0.5 s):
+# together 0.10 s of CPU per second of an idle 2-worker cluster by default, 0.016 s so
+QUIET_CLUSTER = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s",
+}
 
 
 class LocalCluster:
     """`dask scheduler` and two `dask worker --nthreads 1`, as processes on this machine,
-    the workers without Dask's statistical profiler unless `profiler` (README, Grading on
-    a cluster: it samples a running task's stack every 10 ms, which cost a notebook's
-    grading about 80-110 ms of the worker's CPU at load 20)."""
+    with the settings the README advises (QUIET_CLUSTER) unless `defaults` (README, Grading
+    on a cluster: the profiler cost a notebook's grading about 80-110 ms of the worker's
+    CPU at load 20; the tick and the monitor are most of an idle cluster's CPU)."""
 
-    def __init__(self, folder: Path, workers: int = 2, profiler: bool = False) -> None:
+    def __init__(self, folder: Path, workers: int = 2, defaults: bool = False) -> None:
         dask = str(Path(sys.executable).with_name("dask"))
         scheduler_file = folder / "scheduler.json"
         log = (folder / "cluster.log").open("w")
-        env = ENV if profiler else {**ENV, **WITHOUT_PROFILER}
+        env = ENV if defaults else {**ENV, **QUIET_CLUSTER}
         spawn = partial(subprocess.Popen, stdout=log, stderr=log, cwd=folder, env=env, start_new_session=True)
         self.processes = [
             spawn(
@@ -335,7 +400,10 @@ def main() -> None:
     parser.add_argument("--dask-only", action="store_true", help="only 2 local jobs against the Dask cluster (goal 5)")
     parser.add_argument("--base", type=Path, help="a folder with another commit's code: its batch of 2 jobs too")
     parser.add_argument(
-        "--dask-profiler", action="store_true", help="keep the Dask workers' statistical profiler (Dask's default)"
+        "--dask-defaults",
+        "--dask-profiler",
+        action="store_true",
+        help="start the cluster with Dask's default settings (its profiler on, its tick every 20 ms)",
     )
     args = parser.parse_args()
     have_dask = importlib.util.find_spec("distributed") is not None and not args.no_dask
@@ -344,7 +412,7 @@ def main() -> None:
     folders = class_folders(root, args.submissions)
     cases = root / "cases.json"
     cases.write_text(json.dumps([p.request for p in get_lab("tree").plans(load_spec(spec_path("tree")), SEED)]))
-    cluster = LocalCluster(root, profiler=args.dask_profiler) if have_dask else None
+    cluster = LocalCluster(root, defaults=args.dask_defaults) if have_dask else None
     results: dict[str, dict[str, list[float]]] = {}
     try:
         for kind in args.kinds.split(","):
@@ -363,6 +431,11 @@ def main() -> None:
                 contenders["abgrade batch, 2 jobs (base)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} base", "--jobs", "2", code=args.base.resolve()
                 )
+            if args.base and cluster is not None:  # the base's batch process; the workers run this checkout
+                contenders["abgrade batch, Dask (base)"] = partial(
+                    abgrade_batch, folders[kind], out, f"{kind} dask base", "--scheduler", cluster.address,
+                    code=args.base.resolve(),
+                )  # fmt: skip
             if args.dask_only:
                 del contenders["abgrade batch, 1 job"]
             elif kind == "ipynb":
@@ -398,6 +471,9 @@ def main() -> None:
             dask = times["abgrade batch, Dask (2 local workers)"]
             print(ratio_line("Dask (2 workers) over 2 local jobs", ratios(two, dask), "(goal: >= 0.9x)"))
             print(ratio_line("Dask's time over 2 local jobs' (goal 5)", ratios(dask, two), "(goal: <= 1.1x)"))
+        if "abgrade batch, Dask (base)" in times and "abgrade batch, Dask (2 local workers)" in times:
+            dask_base = times["abgrade batch, Dask (base)"]
+            print(ratio_line("Dask's time over the base's on Dask", ratios(dask, dask_base), "(below 1: faster)"))
         if "abgrade batch, 2 jobs (base)" in times:
             base = times["abgrade batch, 2 jobs (base)"]
             print(ratio_line("2 jobs' time over the base's", ratios(two, base), "(below 1: this checkout is faster)"))
@@ -415,6 +491,8 @@ def main() -> None:
             print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))
     for label, used in sorted(CPU.items()):
         print(f"  CPU (user + system) per run, .{label}, batch and cluster processes: {spread(used, ' s')}")
+        for part, part_used in CPU_PARTS.get(label, {}).items():
+            print(f"    {part:<44}{spread(part_used, ' s')}")
     for label, peaks in sorted(PEAKS.items()):
         print(f"  peak resident memory of the batch's grader processes, .{label}: {max(peaks) / 2**20:.0f} MB")
     print("\n  other graders:")

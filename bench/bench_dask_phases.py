@@ -4,7 +4,9 @@ phase, on a local cluster of 2 workers (`dask scheduler` and two `dask worker --
 
 - per run, on the batch machine: `import distributed` (a `python -c` of it, less a bare
   interpreter's start), `connect()` split into the client's connection (Client()), the
-  version and trust check (one `client.run` to every worker), and closing the client;
+  version and trust check (one `client.run` to every worker), and closing the client; and
+  all of it in one `python -c` as a batch process pays it (the import as connect() does
+  it, connect(), the close and the interpreter's exit), with each `python -c`'s CPU;
 - per submission: a no-op task (`os.fspath` of the path) for N jobs through `DaskPool.run`
   and through the local pool of 2, divided by N: the scheduler's round trips, the task's
   serialisation and the result's way back, against a pipe to a forked process;
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
+import resource
 import shutil
 import subprocess
 import sys
@@ -44,11 +47,19 @@ from grader.batch.task import GradeTask  # noqa: E402
 from grader.labs import get_lab  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
 
+CPU: dict[str, list[float]] = {}  # a `python -c`'s code -> its CPU (user + system) seconds, per round
+
 
 def interpreter(code: str) -> float:
+    """Wall seconds of `python -c code` (from PROJECT: this checkout's grader); its CPU
+    goes to CPU[code]."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=ENV)
-    return time.perf_counter() - started
+    subprocess.run([sys.executable, "-c", code], check=True, env=ENV, cwd=PROJECT)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault(code, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return seconds
 
 
 def per_job(pool: object, jobs: list[Path]) -> float:
@@ -85,6 +96,7 @@ def main() -> None:
     cluster = LocalCluster(root)
     try:
         pool = dask_pool.connect(cluster.address)
+        setup = f"from grader.batch.dask_pool import connect; connect({cluster.address!r}).close()"
 
         def client_only() -> None:
             Client(cluster.address, timeout=30, set_as_default=False).close()
@@ -93,6 +105,7 @@ def main() -> None:
             {
                 "python -c pass": lambda: interpreter("pass"),
                 "python -c 'import distributed'": lambda: interpreter("import distributed"),
+                "a batch process's Dask set-up (python -c)": lambda: interpreter(setup),
                 "Client() and its close": lambda: timed(client_only),
                 "connect() (client, version and trust check)": lambda: timed(
                     lambda: dask_pool.connect(cluster.address).close()
@@ -119,6 +132,9 @@ def main() -> None:
     import_ms = [(a - b) * 1000 for a, b in zip(times["python -c 'import distributed'"], times["python -c pass"])]
     print(f"  {'import distributed alone':<52}{spread(import_ms, ' ms', digits=1)}")
     print(f"  (the run's task: {len(shipped.data):,} bytes pickled)")
+    print("  CPU (user + system) of each `python -c`, min / median / max in ms:")
+    for code, used in CPU.items():
+        print(f"    {code[:60]:<62}{spread(used, ' ms', scale=1000, digits=1)}")
 
 
 if __name__ == "__main__":

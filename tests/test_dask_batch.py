@@ -7,6 +7,7 @@ installed, these tests are skipped (the ones that check the error saying so stil
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import re
@@ -217,6 +218,47 @@ def test_the_base_install_never_imports_dask():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@needs_dask
+def test_the_batch_imports_distributed_without_what_it_does_without():
+    """numpy and jinja2 stay out of the batch process (a fifth of the import's CPU), and
+    import normally afterwards."""
+    code = (
+        "import sys; from grader.batch import dask_pool; dask_pool._import_distributed(); "
+        "from distributed import Client, wait; from distributed.security import Security; "
+        "print(sorted(m for m in ('numpy', 'jinja2', 'tornado') if m in sys.modules)); "
+        "import numpy, jinja2; print(numpy.zeros(2).sum(), sys.modules.get('jinja2') is jinja2)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, check=True)
+    assert done.stdout.splitlines() == ["['tornado']", "0.0 True"]
+
+
+def test_a_module_hidden_from_an_import_that_needs_it_is_imported_after_all(tmp_path, monkeypatch):
+    from grader.batch.dask_pool import import_without
+
+    package = tmp_path / "abgrade_fake_dask"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "try:\n    import abgrade_fake_optional as optional\nexcept ImportError:\n    optional = None\n"
+        "import abgrade_fake_needed\n"
+    )
+    (tmp_path / "abgrade_fake_optional.py").write_text("")
+    (tmp_path / "abgrade_fake_needed.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    names = ("abgrade_fake_dask", "abgrade_fake_optional", "abgrade_fake_needed")
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import_without("abgrade_fake_dask", ("abgrade_fake_optional",))  # it does without: kept out
+    assert sys.modules["abgrade_fake_dask"].optional is None and "abgrade_fake_optional" not in sys.modules
+    for name in names:
+        sys.modules.pop(name, None)
+    # it can't do without one: imported again plainly, with everything
+    import_without("abgrade_fake_dask", ("abgrade_fake_optional", "abgrade_fake_needed"))
+    assert sys.modules["abgrade_fake_dask"].optional is sys.modules["abgrade_fake_optional"]
+    assert "abgrade_fake_needed" in sys.modules
+    for name in names:
+        sys.modules.pop(name, None)
 
 
 def test_scheduler_without_dask_says_how_to_install_it(tmp_path, small_class):
@@ -465,6 +507,8 @@ def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_c
         while any(pool.client.run(left_open_here).values()):  # end_run is not waited for: it comes soon after
             assert time.monotonic() < deadline, pool.client.run(left_open_here)
             time.sleep(0.1)
+        # each worker process froze its modules' objects once, before its first grading (remote._freeze_once)
+        assert all(count > 0 for count in pool.client.run(gc.get_freeze_count).values())
 
 
 @needs_dask

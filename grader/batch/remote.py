@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import hashlib
 import importlib.metadata
 import pickle
@@ -63,6 +64,7 @@ _facts: dict | None = None  # this worker's trust facts (cluster_trust.py), foun
 RUNS_KEPT = 2  # prepared tasks kept per worker process: the run under way and one beside it
 _prepared_tasks: dict[tuple[str, str], Callable[[Path], Any]] = {}  # (run, digest) -> prepared task
 ENDED_RUN_SECONDS = 600.0  # how long end_run waits for a grading under way before it leaves the closing to the next
+_frozen = False  # whether this worker process froze what it had before its first grading (_freeze_once)
 
 
 class UntrustedWorker(RuntimeError):
@@ -147,6 +149,7 @@ def grade_payload(
         if isinstance(task, ShippedTask):
             _close_other_runs(task.run)
             grade = _prepared(task)
+            _freeze_once()
             look_ahead = getattr(grade, "look_ahead", None)
             if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
                 look_ahead(lambda: _stage(hint))
@@ -158,6 +161,26 @@ def grade_payload(
         finally:
             shutil.rmtree(path.parent, ignore_errors=True)
         return Reply(value, time.monotonic() - started)
+
+
+def _freeze_once() -> None:
+    """On a Dask worker, once per process: what it holds before its first grading (dask's
+    and abgrade's modules, some 70,000 objects, alive for the process's life) is moved out
+    of the cyclic collector's way, so that the full collections a grading's allocations set
+    off walk only what came later (about 6% of the worker processes' CPU for 40 `.py`
+    submissions at load 28). Once only: whatever becomes garbage among the frozen objects
+    is never collected, so a long-lived worker must not freeze again for every run."""
+    global _frozen
+    if _frozen:
+        return
+    _frozen = True
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return  # not on a dask worker (a test calling grade_payload directly): nothing frozen
+    gc.freeze()
 
 
 def _submission_file(payload: Payload) -> Path:
