@@ -38,16 +38,20 @@ def replayed_bugs(
     return frozenset(name for name in by_reads if results[name][1] == returned)
 
 
-REPLAYS_KEPT = 256  # (tree, call) pairs: a run's cases are the same for every submission
+# (tree, call) pairs, about 1.5 KB each: a failing tree submission's grading replays about 500
+# (its cases' calls and the smaller trees its counterexamples are shrunk on), most of them
+# the same as the other failing submissions' (a run's cases are the same for every student);
+# with 256 kept, every grading pushed out what the next one needed
+REPLAYS_KEPT = 2048
 
 
 def bug_replays(tree: GameTree, call: list, cutoff: str = ">=") -> dict[str, tuple[tuple[str, ...], object]]:
     """name -> (the nodes read, the value returned) of `call` written with each classic bug.
     A pure function of the tree, the call and the cutoff, so it is remembered: a batch's
     grader process grades every submission on the same cases, and replaying every bug for
-    every call of every failing submission was about half its CPU for a class of bug_*
-    files (bench/bench_batch_cpu.py). Bounded (REPLAYS_KEPT), so a batch's memory does not
-    grow with the class."""
+    every call of each failing submission took about 55 ms of a grader process's CPU for such a
+    submission (of 115-170 ms). Bounded (REPLAYS_KEPT), so a batch's memory does not grow
+    with the class."""
     key = tuple(call)
     if not all(isinstance(part, Hashable) for part in key):
         return _replays(tree, key, cutoff)
