@@ -26,6 +26,7 @@ from ..counterexample import TITLE
 from ..counterexample import shown as shown_examples
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
+from .drawings import remembered
 from .html_style import SCRIPT, STYLE
 
 STUDENT_OUTPUT_LIMIT = 20_000
@@ -148,7 +149,7 @@ def _counterexamples(report: GradeReport, show_hidden: bool) -> str:
     if not examples:
         return ""
     found = registry.find(report.lab)
-    draw = found.picture if found is not None else _no_picture
+    draw = remembered(report.lab, found.picture) if found is not None else _no_picture
     items = "".join(
         f'<div class="counterexample" data-case="{escape(example.case)}" data-check="{escape(example.check)}">'
         f"<h3>{escape(example.headline)}</h3>"
@@ -196,7 +197,7 @@ def _not_run_line(report: GradeReport) -> str:
 def _cases(report: GradeReport, show_hidden: bool) -> str:
     """One block per case; cases that never ran (the submission did not load) are one line."""
     found = registry.find(report.lab)
-    draw = found.picture if found is not None else _no_picture
+    draw = remembered(report.lab, found.picture) if found is not None else _no_picture
     cases = [
         _case(index, name, tests, show_hidden, draw)
         for index, (name, tests) in enumerate(_groups(report))

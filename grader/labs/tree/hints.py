@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from functools import lru_cache
+
 from reference.trees import GameTree
 
 from ...checks.expansions import matching_bugs
@@ -29,11 +32,46 @@ def replayed_bugs(
     if not reads:
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
         return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
-    results = {name: replay(tree, *call) for name, replay in buggy_calls(cutoff).items()}
-    by_reads = matching_bugs(reads, {name: result.trace.order for name, result in results.items()})
+    results = bug_replays(tree, call, cutoff)
+    by_reads = matching_bugs(reads, {name: order for name, (order, _) in results.items()})
     if not by_value or not is_number(returned):
         return by_reads
-    return frozenset(name for name in by_reads if results[name].value == returned)
+    return frozenset(name for name in by_reads if results[name][1] == returned)
+
+
+# (tree, call) pairs, about 1.5 KB each: a failing tree submission's grading replays about 500
+# (its cases' calls and the smaller trees its counterexamples are shrunk on), most of them
+# the same as the other failing submissions' (a run's cases are the same for every student);
+# with 256 kept, every grading pushed out what the next one needed
+REPLAYS_KEPT = 2048
+
+
+def bug_replays(tree: GameTree, call: list, cutoff: str = ">=") -> dict[str, tuple[tuple[str, ...], object]]:
+    """name -> (the nodes read, the value returned) of `call` written with each classic bug.
+    A pure function of the tree, the call and the cutoff, so it is remembered: a batch's
+    grader process grades every submission on the same cases, and replaying every bug for
+    every call of each failing submission took about 55 ms of a grader process's CPU for such a
+    submission (of 115-170 ms). Bounded (REPLAYS_KEPT), so a batch's memory does not grow
+    with the class."""
+    key = tuple(call)
+    if not all(isinstance(part, Hashable) for part in key):
+        return _replays(tree, key, cutoff)
+    try:
+        return _remembered_replays(tree, key, cutoff)
+    except TypeError:  # a part that says it is hashable and isn't
+        return _replays(tree, key, cutoff)
+
+
+def _replays(tree: GameTree, call: tuple, cutoff: str) -> dict[str, tuple[tuple[str, ...], object]]:
+    from reference.tree_bugs import buggy_calls  # replayed only for a failed check
+
+    return {
+        name: (tuple(result.trace.order), result.value)
+        for name, result in ((name, replay(tree, *call)) for name, replay in buggy_calls(cutoff).items())
+    }
+
+
+_remembered_replays = lru_cache(maxsize=REPLAYS_KEPT)(_replays)
 
 
 def bugs_behind_calls(
