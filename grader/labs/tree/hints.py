@@ -27,7 +27,7 @@ def replayed_bugs(
     returned). Reading nothing and returning the example's value is the hard-coded answer;
     across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
     the tree."""
-    from reference.tree_bugs import HARDCODED_ANSWER, buggy_calls  # replayed only for a failed check
+    from reference.tree_bugs import HARDCODED_ANSWER  # only for a failed check
 
     if not reads:
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
