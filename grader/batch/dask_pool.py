@@ -277,6 +277,7 @@ def connect(address: str, connect_seconds: float = CONNECT_SECONDS, tls: TlsFile
     """A DaskPool on the scheduler at `address`, once it has a worker, every worker runs the
     same abgrade as this machine, and none would let its students reach the cluster. Raises
     DaskUnavailable (one line naming the fix) otherwise, before any task is sent."""
+    _check_options(address, tls)  # a wrong option is said before dask's import (about a second)
     try:
         _import_distributed()
         from distributed import Client
@@ -325,19 +326,10 @@ def import_without(name: str, optional: tuple[str, ...]) -> None:
     importlib.import_module(name)
 
 
-def _security(address: str, tls: TlsFiles | None) -> Any:
-    """Dask's Security for `address`: TLS with the batch's own certificate for `tls://`,
-    none for `tcp://` (whether that is allowed depends on the workers: _check_trust)."""
-    from distributed.comm.addressing import parse_address, parse_host_port
-    from distributed.security import Security
-
-    try:  # checked first: Client() would spend its whole timeout on a malformed address
-        scheme, location = parse_address(address)
-        parse_host_port(location)
-    except ValueError as exc:
-        raise DaskUnavailable(
-            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
-        ) from None
+def _check_options(address: str, tls: TlsFiles | None) -> None:
+    """The scheme of `address` and the TLS files that go with it, checked without dask: an
+    address without one is tcp://, as dask reads it (its host and port: _security)."""
+    scheme = address.split("://", 1)[0] if "://" in address else "tcp"
     if scheme not in ("tcp", "tls"):
         raise DaskUnavailable(f"--scheduler {address!r}: abgrade talks to tcp:// or tls:// schedulers only")
     if scheme == "tcp":
@@ -345,7 +337,7 @@ def _security(address: str, tls: TlsFiles | None) -> Any:
             raise DaskUnavailable(
                 "--tls-ca, --tls-cert and --tls-key are for a tls:// scheduler; give --scheduler tls://HOST:PORT"
             )
-        return Security(require_encryption=False)
+        return
     if tls is None:
         raise DaskUnavailable(
             f"--scheduler {address} needs this machine's credentials: --tls-ca DIR/ca.pem --tls-cert DIR/client.pem "
@@ -361,6 +353,24 @@ def _security(address: str, tls: TlsFiles | None) -> Any:
             f"--tls-key {tls.key} can be read by others (mode {mode:04o}, or owned by a student uid): whoever reads it "
             f"controls the cluster; chmod 600 {tls.key}"
         )
+
+
+def _security(address: str, tls: TlsFiles | None) -> Any:
+    """Dask's Security for `address` (its options checked: _check_options): TLS with the
+    batch's own certificate for `tls://`, none for `tcp://` (whether that is allowed
+    depends on the workers: _check_trust)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.security import Security
+
+    try:  # checked first: Client() would spend its whole timeout on a malformed address
+        _, location = parse_address(address)
+        parse_host_port(location)
+    except ValueError as exc:
+        raise DaskUnavailable(
+            f"--scheduler {address!r} is not a scheduler address ({exc}); give it as tcp://HOST:PORT"
+        ) from None
+    if tls is None:
+        return Security(require_encryption=False)
     return Security(
         require_encryption=True, tls_ca_file=str(tls.ca), tls_client_cert=str(tls.cert), tls_client_key=str(tls.key)
     )
