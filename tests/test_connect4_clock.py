@@ -230,6 +230,10 @@ def spec_head() -> str:
     return base[: base.index("\nrandom:")] + "\n"
 
 
+# the empty board's value at limits 0 to 8
+EMPTY_BOARD_VALUES = [0.0, 0.0, 0.0, 0.047619047619047616, 0.0, 0.09090909090909091, 0.0, 0.13043478260869565, -0.047619047619047616]  # fmt: skip
+
+
 def spec_text(extra: str, time_limit: float = 0.1, max_limit: int = 8) -> str:
     return spec_head() + (
         "cases:\n"
@@ -239,8 +243,7 @@ def spec_text(extra: str, time_limit: float = 0.1, max_limit: int = 8) -> str:
         f"    max_limit: {max_limit}\n"
         f"{extra}"
         "    checks: [deepening]\n"
-        "    expect: {values: [0.0, 0.0, 0.0, 0.047619047619047616, 0.0, 0.09090909090909091, 0.0, "
-        "0.13043478260869565, -0.047619047619047616]}\n"
+        f"    expect: {{values: {EMPTY_BOARD_VALUES[: max_limit + 1]}}}\n"
     )
 
 
@@ -261,10 +264,11 @@ def test_a_wrong_clock_is_a_spec_error_with_its_line(tmp_path, extra, problem):
 
 def test_verify_says_when_an_accepted_search_would_not_stop_in_time(tmp_path):
     path = tmp_path / "connect4.yaml"
-    path.write_text(spec_text("", time_limit=9))  # far past what limit 8 takes on the clock
+    # far past what limit 6 takes on the clock (limit 8's searches cost 13 times limit 6's)
+    path.write_text(spec_text("", time_limit=9, max_limit=6))
     problems = get_lab("connect4").verify(load_spec(path))
     assert problems and all("raise max_limit or lower time_limit" in p for p in problems), problems
-    assert "'seed' is still deepening at limit 8" in problems[0]
+    assert "'seed' is still deepening at limit 6" in problems[0]
 
 
 @pytest.mark.timing
