@@ -347,6 +347,7 @@ ACCEPTED_SAY = {
     "fail_hard": "fail-hard",
     "sorted_fail_hard": "sorted and fail-hard",
     "previous_round_order": "ordered by the previous round's values",
+    "textbook_fail_soft": "fail-soft from -inf",
 }
 
 
