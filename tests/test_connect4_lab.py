@@ -88,6 +88,8 @@ BUGS = {
     "bug_no_ordering": ({"nodes", "random"}, "no_ordering"),
     "bug_reversed_ordering": ({"nodes", "random"}, "reversed_ordering"),
     "bug_no_cache": ({"cache", "nodes", "random"}, "no_cache"),
+    # sound cache, counts of no accepted search (on endgame: the reversed ordering's, by chance)
+    "bug_window_not_passed": ({"nodes", "random"}, None),
     # choice-in-time: a deepening that never looks at its time limit gives no move in time
     "bug_deepening_ignores_time": ({"deepening", "choice", "solved"}, "deepening_ignores_time"),
     "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
