@@ -288,7 +288,9 @@ def cache_reports(cold: dict, warm: dict, root: tuple) -> tuple[dict, dict]:
     return cold_report, warm_report
 
 
-@pytest.mark.parametrize("variant", ["seed", "sorted", "fail_hard", "sorted_fail_hard", "previous_round_order"])
+@pytest.mark.parametrize(
+    "variant", ["seed", "sorted", "fail_hard", "sorted_fail_hard", "previous_round_order", "textbook_fail_soft"]
+)
 def test_every_accepted_search_s_own_cache_passes_and_one_entry_dropped_with_its_size_fails(variant):
     """The cache check holds the reports to the caches of a search whose counts the student's
     match: each accepted search's own caches pass (without the reference's proofs); the same

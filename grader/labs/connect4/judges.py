@@ -22,7 +22,7 @@ from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from ..kit.messages import counted
 from ..kit.observations import STUDENT_CPU
-from .cache_match import Difference, cache_difference, reported
+from .cache_match import Difference, cache_difference, reported, same_entry
 from .cases import GAME, Replay, reached_limit, rounds_match, variant_counts
 from .clock import GUARD_SECONDS, VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
@@ -137,8 +137,12 @@ def judge_cache(
         found.append(caches_difference(reports, search))
         if found[-1] is None:
             return verdict
-    first = next(k for k, (_name, accepted, _search) in enumerate(fitting) if accepted)
-    (name, _accepted, _), (index, difference) = fitting[first], found[first]
+    # several accepted searches may make the same counts: name the one the report is closest to
+    closest = max(
+        (k for k, (_name, accepted, _search) in enumerate(fitting) if accepted),
+        key=lambda k: agreement(reports, fitting[k][2]),
+    )
+    (name, _accepted, _), (index, difference) = fitting[closest], found[closest]
     text, _call, State, limit = calls[index]
     whose = f"the accepted search ({ACCEPTED_SAY.get(name, name)})"
     said = (
@@ -154,6 +158,15 @@ def judge_cache(
             )
         )
     return at(State, Verdict.fail(said + f"\nThe position:{drawn(State)}", bugs))
+
+
+def agreement(reports: list[dict], search: Replay) -> int:
+    """How many entries of the cold and warm reports are the same in `search`'s caches."""
+    same = 0
+    for report, cache in zip(reports, search.reported()):
+        entries = reported(report) or {}
+        same += sum(1 for mark, seen in entries.items() if mark in cache and same_entry(seen, cache[mark]))
+    return same
 
 
 def readable(call: dict) -> bool:
