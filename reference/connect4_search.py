@@ -99,8 +99,13 @@ class Variant:
     - `order_depth`: a successor's priority is its cached value at
       `limit - order_depth`: 1 is the seed's code; 2 is what the seed's text
       says (the values of the previous deepening round; module docstring).
-    - `fail`: `'soft'` (the seed: leaf values and cut-off values as found);
-      `'hard'` (every result clamped into `[alpha, beta]`).
+    - `fail`: `'soft'` (the seed: leaf values and cut-off values as found,
+      the best value starting at the window's bound); `'hard'` (every result
+      clamped into `[alpha, beta]`); `'textbook'` (fail-soft as textbooks
+      write it: the best value starts below every value, -inf, so a search
+      that fails low returns what it found, below alpha, and a child's window
+      is `(max(alpha, best), beta)`: the same cut-offs as the seed's, other
+      values in the cache, and so another order one round later).
     - `finished_first`: False checks `limit == 0` before `finished`, so a
       finished state at the horizon gets the heuristic.
     - `singular_extension`: False searches a single successor at `limit - 1`
@@ -123,7 +128,7 @@ class Variant:
         choices = {
             "flags": ("seed", "swapped", "always_exact"),
             "ordering": ("heapq", "sorted", "none", "reversed"),
-            "fail": ("soft", "hard"),
+            "fail": ("soft", "hard", "textbook"),
             "deepening": ("seed", "ignores_time", "ignores_decided"),
         }
         for name, allowed in choices.items():
@@ -143,6 +148,8 @@ ACCEPTED: dict[str, Variant] = {
     "sorted_fail_hard": Variant(ordering="sorted", fail="hard"),
     # the seed's text rather than its code: order by the previous round's values
     "previous_round_order": Variant(order_depth=2),
+    # fail-soft from -inf (the contract accepts fail-soft; the seed starts at alpha)
+    "textbook_fail_soft": Variant(fail="textbook"),
 }
 
 # Classic bugs: name -> (variant, one-line hint for the student).
@@ -312,6 +319,8 @@ class SeedSearch:
         NextStates = self.next_states(State, player)
         if len(NextStates) == 1 and variant.singular_extension:
             return self.evaluate(NextStates[0], limit, reply, alpha, beta)
+        if variant.fail == "textbook":
+            return self._textbook_value(State, NextStates, limit, alpha, beta, maximizing)
         value = alpha if maximizing else beta
         for ns in self._ordered(NextStates, limit - variant.order_depth, maximizing):
             if maximizing:
@@ -323,6 +332,24 @@ class SeedSearch:
                 if value <= alpha:
                     return alpha if hard else value
         return value
+
+    def _textbook_value(
+        self, State: tuple, NextStates: list, limit: int, alpha: float, beta: float, maximizing: bool
+    ) -> float:
+        """The loop over the successors as textbooks write fail-soft alpha-beta: the best
+        value starts at -inf (+inf), the window narrows to it only where it is inside."""
+        reply = self.minValue if maximizing else self.maxValue
+        best = -math.inf if maximizing else math.inf
+        for ns in self._ordered(NextStates, limit - self.variant.order_depth, maximizing):
+            if maximizing:
+                best = max(best, self.evaluate(ns, limit - 1, reply, max(alpha, best), beta))
+                if best >= beta:
+                    return best
+            else:
+                best = min(best, self.evaluate(ns, limit - 1, reply, alpha, min(beta, best)))
+                if best <= alpha:
+                    return best
+        return best
 
     def _ordered(self, NextStates: list, limit: int, maximizing: bool) -> list:
         """The successors in the order the variant searches them, by their

@@ -56,7 +56,13 @@ def diagnoses(report):
     return {d for t in report.tests for d in t.diagnoses}
 
 
-CORRECT = ["correct_seed", "correct_sorted", "correct_fail_hard", "correct_ascii_flags"]
+CORRECT = [
+    "correct_seed",
+    "correct_sorted",
+    "correct_fail_hard",
+    "correct_ascii_flags",
+    "correct_textbook_fail_soft",  # best from -inf: other bounds cached, other counts
+]
 
 
 @pytest.mark.parametrize("name", CORRECT)
@@ -82,6 +88,8 @@ BUGS = {
     "bug_no_ordering": ({"nodes", "random"}, "no_ordering"),
     "bug_reversed_ordering": ({"nodes", "random"}, "reversed_ordering"),
     "bug_no_cache": ({"cache", "nodes", "random"}, "no_cache"),
+    # sound cache, counts of no accepted search (on endgame: the reversed ordering's, by chance)
+    "bug_window_not_passed": ({"nodes", "random"}, None),
     # choice-in-time: a deepening that never looks at its time limit gives no move in time
     "bug_deepening_ignores_time": ({"deepening", "choice", "solved"}, "deepening_ignores_time"),
     "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
@@ -283,7 +291,9 @@ def cache_reports(cold: dict, warm: dict, root: tuple) -> tuple[dict, dict]:
     return cold_report, warm_report
 
 
-@pytest.mark.parametrize("variant", ["seed", "sorted", "fail_hard", "sorted_fail_hard", "previous_round_order"])
+@pytest.mark.parametrize(
+    "variant", ["seed", "sorted", "fail_hard", "sorted_fail_hard", "previous_round_order", "textbook_fail_soft"]
+)
 def test_every_accepted_search_s_own_cache_passes_and_one_entry_dropped_with_its_size_fails(variant):
     """The cache check holds the reports to the caches of a search whose counts the student's
     match: each accepted search's own caches pass (without the reference's proofs); the same

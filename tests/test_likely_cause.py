@@ -126,7 +126,8 @@ def test_connect4_says_which_count_is_whose_accepted_search():
         "values), which calls next_states 104 times warm: your count warm (117) doesn't fit."
     )
     assert third.startswith(
-        "The accepted searches, empty cache / warm: 116 / 116 (the course's code with heapq, fail-hard)"
+        "The accepted searches, empty cache / warm: 116 / 116 (the course's code with heapq, fail-hard, "
+        "fail-soft from -inf)"
     )
     assert "117 / 104 (ordered by the previous round's values)" in third
     assert "call it 116 or 117" not in verdict.message

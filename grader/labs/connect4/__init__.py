@@ -8,7 +8,7 @@ globals and a fresh `gCache` before each measured call, and reports returned val
 `reference.connect4_search`: values against the depth-limited value, every cache entry
 against the value of its (State, limit), counts against every accepted variant's (the
 course's heapq ordering, `sorted` with a key, fail-hard results, ordering by the previous
-round), deepening against the stop rules on a virtual clock replayed from the counts
+round, fail-soft from -inf), deepening against the stop rules on a virtual clock replayed from the counts
 (clock.py), moves against the optimal set, end-game positions against Pons' solver.
 """
 

@@ -22,7 +22,7 @@ from ...checks.bounds import BoundProbe, bound_requirement, meets_bound
 from ...checks.show import describe_error, is_number, show
 from ..kit.messages import counted
 from ..kit.observations import STUDENT_CPU
-from .cache_match import Difference, cache_difference, reported
+from .cache_match import Difference, cache_difference, reported, same_entry
 from .cases import GAME, Replay, reached_limit, rounds_match, variant_counts
 from .clock import GUARD_SECONDS, VirtualClock, counts
 from .hints import COUNT_BUGS, board_of, drawn
@@ -97,10 +97,12 @@ def judge_cache(
     """Every entry of gCache after each call (text, observation, root state, limit) holds
     for its (State, limit), and the root's own entry is there. With `searches` (the known
     searches on the case's cold and warm calls, accepted first; `calls` those two), the
-    reports must also be exactly the caches of a search whose next_states counts the
-    student's match: the report is the student's process's word, and one with its wrong
-    entries left out and its size lowered held only sound entries. A cache that is an
-    accepted search's is sound without the reference's proofs."""
+    reports must also be exactly the caches of an accepted search whose next_states counts
+    the student's match (or of a known bug's making the same counts): the report is the
+    student's process's word, and one with its wrong entries left out and its size lowered
+    held only sound entries. Counts of known bugs alone don't bind the cache: another search
+    can make them (and they fail `nodes`). A cache that is an accepted search's is sound
+    without the reference's proofs."""
     if searches is None or len(calls) != 2 or not all(readable(call) for _text, call, _State, _limit in calls):
         return sound_cache(calls, bugs)  # says what is wrong with a call that failed or a cache that isn't a dict
     counts = reported_counts(calls)
@@ -124,20 +126,25 @@ def judge_cache(
     if not verdict.passed:
         return verdict
     fitting = [(name, accepted, search) for name, accepted, search in searches() if search.counts == counts]
-    if not fitting:  # the counts of no known search (nodes fails): its cache is not known
+    # Only an accepted search's counts pass `nodes`, so only they are worth forging: a report
+    # with them must be the cache of a known search that makes them. Counts of known bugs alone
+    # (nodes fails) may be made by another search too (a bug of its own whose count coincides
+    # on this case): held to soundness alone, as counts of no known search are.
+    if not any(accepted for _name, accepted, _search in fitting):
         return verdict
     found: list = []
     for _name, _accepted, search in fitting:
         found.append(caches_difference(reports, search))
         if found[-1] is None:
             return verdict
-    (name, accepted, _), (index, difference) = fitting[0], found[0]
-    text, _call, State, limit = calls[index]
-    whose = (
-        f"the accepted search ({ACCEPTED_SAY.get(name, name)})"
-        if accepted
-        else f"the known wrong search ({name.replace('_', ' ')})"
+    # several accepted searches may make the same counts: name the one the report is closest to
+    closest = max(
+        (k for k, (_name, accepted, _search) in enumerate(fitting) if accepted),
+        key=lambda k: agreement(reports, fitting[k][2]),
     )
+    (name, _accepted, _), (index, difference) = fitting[closest], found[closest]
+    text, _call, State, limit = calls[index]
+    whose = f"the accepted search ({ACCEPTED_SAY.get(name, name)})"
     said = (
         f"After {text}, gCache is not the cache of {whose} whose next_states counts yours match "
         f"({counts[0]:,} on the empty cache, {counts[1]:,} warm): {difference.said}. That search stores exactly "
@@ -151,6 +158,15 @@ def judge_cache(
             )
         )
     return at(State, Verdict.fail(said + f"\nThe position:{drawn(State)}", bugs))
+
+
+def agreement(reports: list[dict], search: Replay) -> int:
+    """How many entries of the cold and warm reports are the same in `search`'s caches."""
+    same = 0
+    for report, cache in zip(reports, search.reported()):
+        entries = reported(report) or {}
+        same += sum(1 for mark, seen in entries.items() if mark in cache and same_entry(seen, cache[mark]))
+    return same
 
 
 def readable(call: dict) -> bool:
@@ -347,6 +363,7 @@ ACCEPTED_SAY = {
     "fail_hard": "fail-hard",
     "sorted_fail_hard": "sorted and fail-hard",
     "previous_round_order": "ordered by the previous round's values",
+    "textbook_fail_soft": "fail-soft from -inf",
 }
 
 
