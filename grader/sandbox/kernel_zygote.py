@@ -283,7 +283,9 @@ def adopt(km: Any, isolation: Isolation, uid: int | None, plan: dict, caps: dict
             # printed its Ctrl-C note and connection file (a grader path) on its stdout: the
             # student's output. 1 says "a parent that stays": no parent poller (as before, the
             # grader ends its kernels) and no note.
-            pid = zygote.spawn([*inner[3:], "--IPKernelApp.parent_handle=1"], plan, env, int(kw["stdout"]), caps, cgroups)
+            pid = zygote.spawn(
+                [*inner[3:], "--IPKernelApp.parent_handle=1"], plan, env, int(kw["stdout"]), caps, cgroups
+            )
         except OSError as exc:
             _NOTE = f"kernel zygote: {exc}; this kernel started the usual way"
             LOG.warning(_NOTE)
