@@ -154,7 +154,7 @@ def test_missing_api_in_notebook_names_the_function(tree, tmp_path):
     nbformat.write(notebook, path)
     report = grade_submission(path, lab, spec, seed=1)
     assert report.score == 0
-    assert "no `alphabeta` is defined" in report.tests[0].output
+    assert "no `alphabeta` is defined after the last cell" in report.tests[0].output
 
 
 def test_huge_saved_outputs_are_dropped_before_running(tree, tmp_path):
