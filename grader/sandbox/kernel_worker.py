@@ -307,7 +307,7 @@ class KernelWorker:
             server.setblocking(False)
             code = _BOOTSTRAP + (
                 f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
-                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n"
+                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output, _abgrade_exit_raises\n"
             )
             self._bootstrap_id = self.client.kc.execute(
                 one_line_cell(code, "bootstrap"), silent=True, store_history=False, allow_stdin=False
