@@ -71,7 +71,8 @@ def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree
             "%run Tic-Tac-Toe-Bitboard.ipynb",
             "from ipywidgets import widgets\nfrom IPython.display import display\ndisplay(widgets.Button(description='play'))",
         ],
-        after=["%%capture\nprint('hidden')", "%%time\nprint(alphabeta('a0', -inf, inf, True))"],
+        # exit() made the kernel stop its loop: the next cell hung (or not, by timing)
+        after=["%%capture\nprint('hidden')", "exit()", "%%time\nprint(alphabeta('a0', -inf, inf, True))"],
     )
     report = grade_submission(notebook, lab, spec, seed=2)
     assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
@@ -79,6 +80,10 @@ def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree
     assert "cell In [1] raised StdinNotImplementedError" in load
     assert "Tic-Tac-Toe-Bitboard.ipynb" in load
     assert "ipywidgets" not in load  # widgets import and display fine
+    assert "cell In [8] raised SystemExit: exit() or quit() stops the kernel" in load
+    assert "value of a0: 4" in report.student_output
+    # the kernel's own start-up note (with its connection file's path) is not the student's
+    assert "Ctrl-C" not in report.student_output and "kernel.json" not in report.student_output
 
 
 @pytest.mark.timing
@@ -149,7 +154,7 @@ def test_missing_api_in_notebook_names_the_function(tree, tmp_path):
     nbformat.write(notebook, path)
     report = grade_submission(path, lab, spec, seed=1)
     assert report.score == 0
-    assert "no `alphabeta` is defined" in report.tests[0].output
+    assert "no `alphabeta` is defined after the last cell" in report.tests[0].output
 
 
 def test_huge_saved_outputs_are_dropped_before_running(tree, tmp_path):

@@ -19,6 +19,9 @@ class LoadObservation(Protocol):
     notes: list[str]
 
 
+# a notebook's names are looked up once every cell has run (as after Jupyter's Run All)
+_AFTER_CELLS = " after the last cell (a later `del`, `%reset` or a cell that failed before its `def` leaves none)"
+
 # SyntaxError and its subclasses: the file never ran, so the place of the error is the news
 SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 
@@ -44,7 +47,8 @@ def check_load(observation: LoadObservation, api: dict[str, str], file: str) -> 
     for name, shape in api.items():
         found = observation.api.get(name, {})
         if not found.get("defined"):
-            problems.append(f"{file}: no `{name}` is defined; the grader calls {shape}")
+            when = _AFTER_CELLS if file.endswith(".ipynb") else ""
+            problems.append(f"{file}: no `{name}` is defined{when}; the grader calls {shape}")
         elif not found.get("callable"):
             problems.append(f"{file}: `{name}` is not a function; the grader calls {shape}")
         elif not found.get("arity_ok"):

@@ -99,3 +99,16 @@ def _abgrade_cap_output(cap):
         return send(self, stream, msg_or_type, content, *args, **kwargs)
 
     Session.send = capped  # type: ignore[method-assign]  # the cap is applied by patching jupyter_client
+
+
+def _abgrade_exit_raises():
+    """Run in the kernel before any cell: `exit()` / `quit()` in a cell make ipykernel stop
+    its event loop 0.1 s later, so the kernel hung on the next cell (or not, by the
+    machine's timing, if that cell was the last). They raise SystemExit instead, as
+    `sys.exit()` does in IPython: the cell is reported and the cells after it run."""
+    message = "exit() or quit() stops the kernel in Jupyter; the grader ran the cells after it"
+
+    def ask_exit():
+        raise SystemExit(message)
+
+    get_ipython().ask_exit = ask_exit  # type: ignore[name-defined]  # noqa: F821 - defined inside IPython

@@ -95,6 +95,7 @@ class KernelWorker:
             self.km.write_connection_file = write_and_hand_over  # type: ignore[method-assign]
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
+        cap_output += "_abgrade_exit_raises()\ndel _abgrade_exit_raises\n"
         cap_output += preload_source(preload)
         cap_output += seed_source(random_seed)
         argv = [
@@ -306,7 +307,7 @@ class KernelWorker:
             server.setblocking(False)
             code = _BOOTSTRAP + (
                 f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
-                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output\n"
+                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output, _abgrade_exit_raises\n"
             )
             self._bootstrap_id = self.client.kc.execute(
                 one_line_cell(code, "bootstrap"), silent=True, store_history=False, allow_stdin=False

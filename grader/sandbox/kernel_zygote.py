@@ -278,7 +278,14 @@ def adopt(km: Any, isolation: Isolation, uid: int | None, plan: dict, caps: dict
         try:
             # as jupyter_client's launcher says: the kernel's parent (here the zygote), which it watches
             env = {**(kw.get("env") or {}), "JPY_PARENT_PID": str(zygote.pid)}
-            pid = zygote.spawn(inner[3:], plan, env, int(kw["stdout"]), caps, cgroups)
+            # ipykernel read JPY_PARENT_PID when the zygote imported it (a traitlet default),
+            # so a fork's kernel took itself for `ipython kernel` run from a terminal and
+            # printed its Ctrl-C note and connection file (a grader path) on its stdout: the
+            # student's output. 1 says "a parent that stays": no parent poller (as before, the
+            # grader ends its kernels) and no note.
+            pid = zygote.spawn(
+                [*inner[3:], "--IPKernelApp.parent_handle=1"], plan, env, int(kw["stdout"]), caps, cgroups
+            )
         except OSError as exc:
             _NOTE = f"kernel zygote: {exc}; this kernel started the usual way"
             LOG.warning(_NOTE)
