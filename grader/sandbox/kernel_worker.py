@@ -460,8 +460,19 @@ def one_line_cell(code: str, name: str) -> str:
     input transformers, its check for top-level await) before compiling it; of our code
     as one string literal it reads a single token: the setup's 8 KB 4.1 -> 0.3 ms, the
     bootstrap's 20 KB (the observer's and runtime's sources, the cells', the setup) 3.2 ->
-    0.9 ms of the kernel's CPU per notebook."""
-    return f"exec(compile({code!r}, '<abgrade {name}>', 'exec'))\n"
+    0.9 ms of the kernel's CPU per notebook.
+
+    The code runs in a namespace of its own, not the student's: a function defined in the
+    user namespace looks its builtins up there when it runs, so a notebook's `from numpy
+    import *` (numpy's max, sum, round, all, any, ...) or a variable named `str`, `type`
+    or `next` reached the grader's output cap and observer, and a correct notebook got 0.
+    Only `__import__` is taken from the student's builtins (`exec` and `compile` come from
+    the builtins module, and the code reaches the user namespace by get_ipython())."""
+    return (
+        "__import__('builtins').exec(__import__('builtins').compile("
+        f"{code!r}, '<abgrade {name}>', 'exec'), "
+        "{'__name__': '__abgrade__', 'get_ipython': __import__('IPython').get_ipython})\n"
+    )
 
 
 def seed_source(value: int | None) -> str:
