@@ -23,9 +23,10 @@ from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
-from ..sandbox.session import PythonSession, Session
+from ..sandbox.session import ProbeSetup, PythonSession, Session
 from ..seeding import Seed, student_seed
 from ..spec import Spec
+from ..spec.model import Limits
 from .discovery import clean_name
 
 # The sandbox's exceptions for "the machine could not start the student's process"; by
@@ -195,11 +196,25 @@ class GradeTask:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
     def _ask_ahead(self) -> None:
-        """This `.py` job's submission is loaded: ask for the next job (the question sent
-        here, on the grading's thread, which alone writes to the pool's pipe) and wait for
-        the answer and open that job's session on a thread of its own (`_open_python`),
-        so that neither the batch process's answer (it may be busy writing a gradebook row
-        or feedback files) nor the opening holds up this grading's cases."""
+        """This `.py` job's submission is loaded: ask for the next job and open a `.py`
+        one on a thread (`_open_ahead`)."""
+        self._open_ahead(notebooks=False)
+
+    def _open_next(self) -> None:
+        """This notebook's kernel is ready, or was started ahead: ask for the next job and
+        open it on a thread (`_open_ahead`), a notebook's kernel started too, so that it
+        starts while this one runs, is judged and recorded."""
+        self._open_ahead(notebooks=True)
+
+    def _open_ahead(self, notebooks: bool) -> None:
+        """Ask for the next job (the question sent here, on the grading's thread, which
+        alone writes to the pool's pipe) and wait for the answer and open that job's
+        session on a thread of its own (`_open_on_thread`), so that neither the batch
+        process's answer (it may be busy writing a gradebook row or feedback files: 50 ms
+        at the median in a batch of notebooks at load 12) nor the opening (a uid lease,
+        folders, a worker's or a kernel's fork: 26 ms) holds up this grading. `notebooks`:
+        a notebook is opened ahead too, its kernel started, for this grading's lab, limits
+        and student seed (else only a `.py` file is)."""
         ask, self._ask = self._ask, None
         if ask is None:
             return
@@ -211,43 +226,16 @@ class GradeTask:
             if path is None:
                 return  # no next job: nothing to open ahead
             answer = lambda: path  # noqa: E731 - the answer, for the thread
+        lab = self._the_lab()
+        kernel = (lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed))) if notebooks else None
         ahead = self._ahead = Ahead(None, None, None)
-        root, hidden = self._root, self._hidden(self._the_lab())
         ahead.opening = threading.Thread(
-            target=_open_python, args=(ahead, answer, root, hidden), name="abgrade-open-next", daemon=True
+            target=_open_on_thread,
+            args=(ahead, answer, self._root, self._hidden(lab), kernel),
+            name="abgrade-open-next",
+            daemon=True,
         )
         ahead.opening.start()
-
-    def _open_next(self) -> None:
-        """This job's kernel is ready (a notebook): ask for the next job and open its
-        session in its own job folder, starting a notebook's kernel (or, for a `.py` file,
-        its worker, on a thread of its own), so that it starts while this one runs, is
-        judged and recorded."""
-        ask, self._ask = self._ask, None
-        path = ask() if ask is not None else None
-        if path is None:
-            return
-        folder = Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
-        self._ahead = Ahead(path, folder, None)
-        notebook = _notebook_file(path)
-        if not notebook and not _python_file(path):
-            return
-        lab = self._the_lab()
-        if not notebook:
-            self._ahead.session = _python_session(path, self._hidden(lab), folder)
-            return
-        previous, tempfile.tempdir = tempfile.tempdir, str(folder)
-        try:
-            session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
-            self._ahead.session = session
-            if notebook:
-                session.start_ahead(lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed)))
-        except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
-            if self._ahead.session is not None:
-                self._ahead.session.close()
-                self._ahead.session = None
-        finally:
-            tempfile.tempdir = previous
 
     def close(self) -> None:
         """What was opened ahead and will not be graded here (the batch was interrupted),
@@ -281,10 +269,18 @@ class Closing:
             shutil.rmtree(self.job_folder, ignore_errors=True)
 
 
-def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | None, hidden: tuple[Path, ...]) -> None:
+def _open_on_thread(
+    ahead: Ahead,
+    answer: Callable[[], Path | None],
+    root: Path | None,
+    hidden: tuple[Path, ...],
+    kernel: tuple[ProbeSetup, Limits, int | None] | None,
+) -> None:
     """On its own thread: the pool's answer awaited (the next job, or None), then that
     job's folder and, for a `.py` file, its session (a uid of its own, its work folder, its
-    worker forked from the zygote) in `ahead`. Any other file is opened by its grading."""
+    worker forked from the zygote) in `ahead`; for a notebook, when `kernel` (the lab's
+    probe, the limits, the student's seed) is given, its session with its first kernel
+    started. Any other file is opened by its grading."""
     path = answer()
     if path is None:
         return
@@ -292,6 +288,25 @@ def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | N
     ahead.path = path
     if _python_file(path):
         ahead.session = _python_session(path, hidden, ahead.folder)
+    elif kernel is not None and _notebook_file(path):
+        ahead.session = _notebook_session(path, hidden, ahead.folder, kernel)
+
+
+def _notebook_session(
+    path: Path, hidden: tuple[Path, ...], folder: Path, kernel: tuple[ProbeSetup, Limits, int | None]
+) -> Session | None:
+    """A notebook's session opened in `folder` with its first kernel started (not waited
+    for), or None when that failed (its grading then opens one itself and meets the
+    problem there)."""
+    session: Session | None = None
+    try:
+        session = open_session(path, hidden, folder=folder)
+        session.start_ahead(*kernel, own_thread=True)
+        return session
+    except Exception:  # noqa: BLE001 - see above
+        if session is not None:
+            session.close()
+        return None
 
 
 def _python_session(path: Path, hidden: tuple[Path, ...], folder: Path) -> Session | None:
