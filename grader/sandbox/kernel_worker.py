@@ -442,6 +442,18 @@ class KernelWorker:
         shutil.rmtree(self.private, ignore_errors=True)
 
 
+def import_jupyter() -> None:
+    """Import now what a notebook's kernel and its grading use of Jupyter (the clients,
+    the kernel manager, nbclient): a batch's grader process does it before its first
+    grading, to freeze them with its other long-lived objects (batch/task.py)."""
+    import jupyter_client.kernelspec  # noqa: F401
+    import jupyter_client.manager  # noqa: F401
+    import jupyter_core.utils  # noqa: F401
+    import nbclient.exceptions  # noqa: F401
+
+    kernel_classes()
+
+
 def _close_thread_loop() -> None:
     """Close the event loop jupyter_client's calls made for this thread: a batch's grader
     process launches each next kernel on a thread of its own (batch/task.py), and each
