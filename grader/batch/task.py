@@ -101,7 +101,7 @@ class GradeTask:
     # the lab's plans for this spec and seed, built on the first grading and reused by the
     # next ones, when the lab says they keep nothing of a grading (Lab.reusable_plans)
     _plans: list[CasePlan] | None = field(default=None, init=False, repr=False, compare=False)
-    # the last `.py` submission's close-out, under way on the session's own thread while the
+    # the last submission's close-out (`.py` or notebook), under way on the session's own thread while the
     # next one is graded: its work folder removed, its uid released (reaped, swept), then its
     # job folder removed (settled by the next grading's end, or by close())
     _closing: Closing | None = field(default=None, init=False, repr=False, compare=False)
@@ -155,11 +155,13 @@ class GradeTask:
         session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
-        if session is None and self._pooled and _python_file(path):
+        python, notebook = _python_file(path), _notebook_file(path)
+        if session is None and self._pooled and (python or notebook):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-        python = _python_file(path)
-        if session is not None and self._pooled and python:
-            session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
+        if session is not None and self._pooled and (python or notebook):
+            # its folder and uid go while the next submission is graded (a notebook's kernel,
+            # its cgroup and its sockets' folder are gone before: KernelWorker.close)
+            session.cleanup_in_background = True
             self._session = session
         if session is not None and self._ask is not None:
             session.on_ready = self._ask_ahead if python else self._open_next
@@ -272,7 +274,7 @@ class GradeTask:
 
 @dataclass
 class Closing:
-    """A graded `.py` submission whose session was closed with its clean-up on a thread
+    """A graded `.py` or notebook submission whose session was closed with its clean-up on a thread
     (Session.cleanup_in_background): its processes are killed already; the thread removes
     its work folder and releases its uid (the uid's lease is held until then, so no other
     grading can get it while anything of this student may live). `settle` waits for it
