@@ -11,6 +11,7 @@ that leave processes behind."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -281,3 +282,19 @@ def test_graded_notebooks_give_their_uid_back_on_a_thread_never_before_their_lea
         assert identity._lease_fd is None  # released
         assert left_behind(identity.uid) == []
     assert list(jobs.iterdir()) == []  # every job folder and work folder removed
+
+
+def test_a_grader_process_freezes_its_long_lived_objects_once_and_only_when_it_grades_many():
+    """GradeTask._freeze_long_lived: nothing frozen for a task that grades one submission
+    (no look_ahead: `abgrade grade`'s way), once for a batch's grader process, as its first
+    grading begins (conftest unfreezes after each test)."""
+    task = GradeTask("tree", load_spec(spec_path("tree")), SEED)
+    task._freeze_long_lived(SOLUTION)
+    assert gc.get_freeze_count() == 0
+    task.look_ahead(lambda: None)
+    task._freeze_long_lived(SOLUTION)
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    gc.unfreeze()
+    task._freeze_long_lived(SOLUTION)  # once only
+    assert gc.get_freeze_count() == 0
