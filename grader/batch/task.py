@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ..grading import as_seed, grade_submission
@@ -57,7 +59,7 @@ class Ahead:
     session: Session | None  # None: nothing to start ahead (neither a notebook nor a `.py` file)
     # a `.py` session opens on this thread (the pool's answer awaited, then uid lease,
     # folder, the worker's fork): the grading under way goes on meanwhile; `opened` waits
-    opening: threading.Thread | None = None
+    opening: Opening | None = None
 
     def opened(self) -> Session | None:
         """The session, once its opening (if on a thread) is over; None if it failed."""
@@ -232,7 +234,7 @@ class GradeTask:
     def _open_ahead(self, notebooks: bool) -> None:
         """Ask for the next job (the question sent here, on the grading's thread, which
         alone writes to the pool's pipe) and wait for the answer and open that job's
-        session on a thread of its own (`_open_on_thread`), so that neither the batch
+        session on the process's opening thread (`_open_on_thread`, `Opener`), so that neither the batch
         process's answer (it may be busy writing a gradebook row or feedback files: 50 ms
         at the median in a batch of notebooks at load 12) nor the opening (a uid lease,
         folders, a worker's or a kernel's fork: 26 ms) holds up this grading. `notebooks`:
@@ -252,13 +254,7 @@ class GradeTask:
         lab = self._the_lab()
         kernel = (lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed))) if notebooks else None
         ahead = self._ahead = Ahead(None, None, None)
-        ahead.opening = threading.Thread(
-            target=_open_on_thread,
-            args=(ahead, answer, self._root, self._hidden(lab), kernel),
-            name="abgrade-open-next",
-            daemon=True,
-        )
-        ahead.opening.start()
+        ahead.opening = opener().submit(partial(_open_on_thread, ahead, answer, self._root, self._hidden(lab), kernel))
 
     def close(self) -> None:
         """What was opened ahead and will not be graded here (the batch was interrupted),
@@ -270,6 +266,57 @@ class GradeTask:
         closing, self._closing = self._closing, None
         if closing is not None:
             closing.settle()
+
+
+class Opening:
+    """One opening handed to the Opener: `join` waits for it to be over."""
+
+    def __init__(self) -> None:
+        self._over = threading.Event()
+
+    def join(self) -> None:
+        self._over.wait()
+
+
+class Opener:
+    """The one thread of a grader process that opens its next submissions (`Ahead`), in
+    turn. One thread for the process's life, not one per submission: a student process
+    spawned from it without a zygote (a `.py` worker, a kernel when the zygote is off or
+    can't run) dies with the grader by PR_SET_PDEATHSIG, which fires when the thread that
+    forked it ends, not only the process."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self._work: queue.SimpleQueue[tuple[Callable[[], None], Opening]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="abgrade-open-next", daemon=True).start()
+
+    def submit(self, work: Callable[[], None]) -> Opening:
+        opening = Opening()
+        self._work.put((work, opening))
+        return opening
+
+    def _serve(self) -> None:
+        while True:
+            work, opening = self._work.get()
+            try:
+                work()
+            except Exception as exc:  # noqa: BLE001 - the grading then opens its own and meets the problem
+                print(f"abgrade: opening the next submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            finally:
+                opening._over.set()
+
+
+_OPENER: Opener | None = None
+_OPENER_LOCK = threading.Lock()
+
+
+def opener() -> Opener:
+    """This process's Opener (started on first use; a forked process starts its own)."""
+    global _OPENER
+    with _OPENER_LOCK:
+        if _OPENER is None or _OPENER.owner != os.getpid():
+            _OPENER = Opener()
+        return _OPENER
 
 
 @dataclass
@@ -299,7 +346,7 @@ def _open_on_thread(
     hidden: tuple[Path, ...],
     kernel: tuple[ProbeSetup, Limits, int | None] | None,
 ) -> None:
-    """On its own thread: the pool's answer awaited (the next job, or None), then that
+    """On the Opener's thread: the pool's answer awaited (the next job, or None), then that
     job's folder and, for a `.py` file, its session (a uid of its own, its work folder, its
     worker forked from the zygote) in `ahead`; for a notebook, when `kernel` (the lab's
     probe, the limits, the student's seed) is given, its session with its first kernel
@@ -324,7 +371,7 @@ def _notebook_session(
     session: Session | None = None
     try:
         session = open_session(path, hidden, folder=folder)
-        session.start_ahead(*kernel, own_thread=True)
+        session.start_ahead(*kernel)
         return session
     except Exception:  # noqa: BLE001 - see above
         if session is not None:
