@@ -15,6 +15,8 @@ import gc
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,10 +26,11 @@ import pytest
 
 import grader.sandbox.session as session_module
 from grader.batch.pool import Job, run_jobs
-from grader.batch.task import GradeTask
+from grader.batch.task import GradeTask, opener
 from grader.results import GradeReport
 from grader.sandbox import worker_zygote
 from grader.sandbox.identity import StudentIdentity, grader_is_root, processes_of
+from grader.sandbox.limits import die_with_grader
 from grader.seeding import Seed
 from grader.spec import load_spec, spec_path
 
@@ -298,3 +301,25 @@ def test_a_grader_process_freezes_its_long_lived_objects_once_and_only_when_it_g
     gc.unfreeze()
     task._freeze_long_lived(SOLUTION)  # once only
     assert gc.get_freeze_count() == 0
+
+
+def test_a_process_spawned_while_opening_ahead_lives_on_after_the_opening():
+    """The Opener is one thread for the grader process's life: a student process spawned
+    from it without a zygote (die_with_grader: PR_SET_PDEATHSIG fires when the thread that
+    forked it ends) is not killed when the opening is over, as it was from a thread per
+    opening (a kernel started ahead with ABGRADE_KERNEL_ZYGOTE=0 died before its grading)."""
+    spawned: list[subprocess.Popen] = []
+
+    def spawn() -> None:
+        command = [sys.executable, "-c", "import time; time.sleep(60)"]
+        spawned.append(subprocess.Popen(command, preexec_fn=die_with_grader))
+
+    try:
+        opener().submit(spawn).join()
+        opener().submit(lambda: None).join()  # the thread is still there, serving
+        assert opener() is opener()
+        assert spawned and spawned[0].poll() is None
+    finally:
+        for process in spawned:
+            process.kill()
+            process.wait()
