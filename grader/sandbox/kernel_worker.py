@@ -59,12 +59,15 @@ class KernelWorker:
         preload: Sequence[tuple[str, str]] = (),
         random_seed: int | None = None,
         launch_only: bool = False,
+        own_thread: bool = False,
     ) -> None:
         """`random_seed`: what the student's `random` and numpy's global generator are
         seeded with before the first cell (seeding.student_seed); None: from the system's
         entropy, as a fresh interpreter (never the kernel zygote's state, shared by its forks).
         `launch_only`: start the kernel's process and return without waiting for it
-        (a kernel started ahead for a known next submission); connect() before use."""
+        (a kernel started ahead for a known next submission); connect() before use.
+        `own_thread`: it is launched on a thread made for it alone (batch/task.py), whose
+        event loop is closed once the kernel's process is started."""
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -144,6 +147,7 @@ class KernelWorker:
         self._baseline = 0.0
         self._workdir = workdir
         self._launched = False  # the kernel's process started (it may still be initialising)
+        self._own_thread = own_thread
         self.connected = False  # ready: it answered kernel_info, and its CPU clock runs
         self.start_seconds = 0.0  # the machine's time, not the student's: connect()'s wait
         if launch_only:
@@ -160,6 +164,9 @@ class KernelWorker:
             self._launch()
         except Exception:  # noqa: BLE001 - connect() starts it again, the usual way
             self.kill_kernel()
+        finally:
+            if self._own_thread:
+                _close_thread_loop()
 
     def _launch(self) -> None:
         self.client.start_new_kernel(
@@ -445,6 +452,19 @@ def import_jupyter() -> None:
     import nbclient.exceptions  # noqa: F401
 
     kernel_classes()
+
+
+def _close_thread_loop() -> None:
+    """Close the event loop jupyter_client's calls made for this thread: a batch's grader
+    process launches each next kernel on a thread of its own (batch/task.py), and each
+    would leave a loop (an epoll descriptor and a socket pair) open until the collector
+    found it. Nothing of the launch awaits on it later: the grading's thread connects to
+    the kernel with its own loop."""
+    from jupyter_core.utils import ensure_event_loop
+
+    loop = ensure_event_loop()
+    if not loop.is_running():
+        loop.close()
 
 
 def _holds_message(channel: object) -> bool:
