@@ -371,7 +371,7 @@ def _notebook_session(
     session: Session | None = None
     try:
         session = open_session(path, hidden, folder=folder)
-        session.start_ahead(*kernel)
+        session.start_ahead(*kernel, own_thread=True)
         return session
     except Exception:  # noqa: BLE001 - see above
         if session is not None:

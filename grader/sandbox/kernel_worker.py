@@ -66,8 +66,9 @@ class KernelWorker:
         entropy, as a fresh interpreter (never the kernel zygote's state, shared by its forks).
         `launch_only`: start the kernel's process and return without waiting for it
         (a kernel started ahead for a known next submission); connect() before use.
-        `own_thread`: it is launched on a thread made for it alone (batch/task.py), whose
-        event loop is closed once the kernel's process is started."""
+        `own_thread`: it is launched on a thread that runs nothing else of Jupyter's (the
+        batch's opening thread, batch/task.py): the event loop jupyter_client made there is
+        closed once the kernel's process is started (_close_thread_loop)."""
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -455,11 +456,12 @@ def import_jupyter() -> None:
 
 
 def _close_thread_loop() -> None:
-    """Close the event loop jupyter_client's calls made for this thread: a batch's grader
-    process launches each next kernel on a thread of its own (batch/task.py), and each
-    would leave a loop (an epoll descriptor and a socket pair) open until the collector
-    found it. Nothing of the launch awaits on it later: the grading's thread connects to
-    the kernel with its own loop."""
+    """Close the event loop jupyter_client's calls made for this thread (a batch's grader
+    process launches each next kernel on its opening thread, batch/task.py): the kernel
+    manager's ZeroMQ control socket registers itself on the loop it was made in, so a loop
+    kept for the next launch would hold every earlier kernel's manager and descriptors,
+    more with each notebook. Nothing of the launch awaits on it later: the grading's
+    thread connects to the kernel with its own loop; the next launch gets a new one."""
     from jupyter_core.utils import ensure_event_loop
 
     loop = ensure_event_loop()

@@ -70,7 +70,7 @@ class NotebookSession(Session):
         confined as any kernel of this session, for this student only; nothing runs in it
         until load(). Its start-up is the machine's time: the submission's limits count
         from its first cell. A notebook that can't be read gets none (it needs none).
-        `own_thread`: called on a thread made for this alone (KernelWorker)."""
+        `own_thread`: called on the batch's opening thread (KernelWorker)."""
         if self.notebook is None or self._ahead is not None:
             return
         worker = KernelWorker(

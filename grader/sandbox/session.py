@@ -402,8 +402,8 @@ class Session:
         """Start the student's first process now, for `probe`, `limits` and `random_seed`
         (as configure() will be given them), while the
         grader still works on the submission before (a notebook's kernel: notebook.py); a
-        `.py` session starts its worker when it opens. `own_thread`: called on a thread
-        made for this alone."""
+        `.py` session starts its worker when it opens. `own_thread`: called on the
+        batch's opening thread (KernelWorker)."""
 
 
 class PythonSession(Session):
