@@ -457,11 +457,11 @@ def import_jupyter() -> None:
 
 def _close_thread_loop() -> None:
     """Close the event loop jupyter_client's calls made for this thread (a batch's grader
-    process launches each next kernel on its opening thread, batch/task.py): the kernel
-    manager's ZeroMQ control socket registers itself on the loop it was made in, so a loop
-    kept for the next launch would hold every earlier kernel's manager and descriptors,
-    more with each notebook. Nothing of the launch awaits on it later: the grading's
-    thread connects to the kernel with its own loop; the next launch gets a new one."""
+    process launches each next kernel on its opening thread, batch/task.py): what a launch
+    leaves on its loop (the kernel manager's `ready` future, anything its ZeroMQ asyncio
+    sockets registered) goes with it, instead of piling up on one loop kept from launch to
+    launch. Nothing of the launch awaits on it later: the grading's thread connects to the
+    kernel with its own loop; the next launch gets a new one."""
     from jupyter_core.utils import ensure_event_loop
 
     loop = ensure_event_loop()
