@@ -4,6 +4,7 @@ every test that asks again (grading is the slow part; judging a report is free).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -37,14 +38,16 @@ def submission_path(name: str | Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _worker_zygote_as_found() -> Iterator[None]:
-    """A test that grades through a GradeTask in this process turns the worker zygote on,
-    as a batch's grader process does; the tests after it in the same pytest worker must
-    not inherit that (a single grade never forks its worker from a zygote)."""
+    """A test that grades through a GradeTask in this process turns the worker zygote on
+    and freezes the collector's long-lived objects, as a batch's grader process does; the
+    tests after it in the same pytest worker must not inherit that (a single grade never
+    forks its worker from a zygote)."""
     from grader.sandbox import worker_zygote
 
     wanted = worker_zygote._WANTED
     yield
     worker_zygote.use(wanted)
+    gc.unfreeze()  # its gc.freeze() (GradeTask._freeze_long_lived): later tests' garbage is collected as ever
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""A batch's grader process closes a `.py` submission's sandbox in two steps: its
+"""A batch's grader process closes a `.py` or notebook submission's sandbox in two steps: its
 processes are killed before the grade is returned; its work folder and uid are given back
 on the session's own thread while the next submission is graded (GradeTask, Closing);
 and in the local pool the next submission is opened on a thread (its own uid and folder)
@@ -11,9 +11,12 @@ that leave processes behind."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,13 +26,15 @@ import pytest
 
 import grader.sandbox.session as session_module
 from grader.batch.pool import Job, run_jobs
-from grader.batch.task import GradeTask
+from grader.batch.task import GradeTask, opener
 from grader.results import GradeReport
 from grader.sandbox import worker_zygote
 from grader.sandbox.identity import StudentIdentity, grader_is_root, processes_of
+from grader.sandbox.limits import die_with_grader
 from grader.seeding import Seed
 from grader.spec import load_spec, spec_path
 
+from .notebook_builder import notebook_from_py
 from .test_batch import abgrade_batch, alive, descendants, started, wait_for_rows
 from .test_kernel_ahead import _given_back, _student_uids
 
@@ -230,3 +235,91 @@ def test_a_worker_opened_ahead_and_never_used_leaves_no_process_or_uid_behind(tm
         uid
     ) in uids:  # nothing runs as it, and its lease is free (after SIGKILL it says "leased": reaped at its next lease)
         assert _given_back(uid), uid
+
+
+# a notebook's cell that leaves sleeping children in its kernel's cgroup (their command
+# lines carry the name left_behind looks for)
+CHILDREN = """
+import subprocess as _subprocess, sys as _sys
+_children = [_subprocess.Popen([_sys.executable, "-c", "import time; time.sleep(600)", "sleeping_children"])
+             for _ in range(3)]
+"""
+
+
+@needs_root
+def test_graded_notebooks_give_their_uid_back_on_a_thread_never_before_their_lease_ends(tmp_path, leases):
+    """Notebooks in one grader process: the next one is opened on a thread, its kernel
+    started (GradeTask._open_ahead), and each graded one's folder and uid are given back on
+    a thread while the next one is graded (Closing). No uid is leased while an earlier
+    student holds it, nothing is left once the task is closed, and the grades are whole."""
+    source = tmp_path / "class"
+    source.mkdir()
+    (source / "sleeping_children.py").write_text(SOLUTION.read_text() + CHILDREN)
+    notebooks = [
+        notebook_from_py(source / "sleeping_children.py", source / "a_sleeping_children.ipynb"),
+        notebook_from_py(SOLUTION, source / "b_solution.ipynb"),
+    ]
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    task = GradeTask("tree", load_spec(spec_path("tree")), SEED, temp_root=jobs)
+    reports = []
+    try:
+        for number, path in enumerate(notebooks):
+            following = notebooks[number + 1] if number + 1 < len(notebooks) else None
+            task.look_ahead(lambda following=following: following)
+            report = task(path)
+            assert isinstance(report, GradeReport), report
+            reports.append(report)
+            assert task._closing is not None  # its folder and uid go while the next one is graded
+            opened = task._ahead
+            session = opened.opened() if opened is not None else None
+            if following is not None:  # opened on the thread for `following` only, its kernel started
+                assert opened is not None and opened.path == following
+                assert session is not None and getattr(session, "started_ahead", False)
+    finally:
+        task.close()
+    assert [report.score for report in reports] == [report.max_score for report in reports]
+    assert len(leases) == len(notebooks)
+    for identity, held in leases:
+        assert identity.uid not in held
+        assert identity._lease_fd is None  # released
+        assert left_behind(identity.uid) == []
+    assert list(jobs.iterdir()) == []  # every job folder and work folder removed
+
+
+def test_a_grader_process_freezes_its_long_lived_objects_once_and_only_when_it_grades_many():
+    """GradeTask._freeze_long_lived: nothing frozen for a task that grades one submission
+    (no look_ahead: `abgrade grade`'s way), once for a batch's grader process, as its first
+    grading begins (conftest unfreezes after each test)."""
+    task = GradeTask("tree", load_spec(spec_path("tree")), SEED)
+    task._freeze_long_lived(SOLUTION)
+    assert gc.get_freeze_count() == 0
+    task.look_ahead(lambda: None)
+    task._freeze_long_lived(SOLUTION)
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+    gc.unfreeze()
+    task._freeze_long_lived(SOLUTION)  # once only
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_process_spawned_while_opening_ahead_lives_on_after_the_opening():
+    """The Opener is one thread for the grader process's life: a student process spawned
+    from it without a zygote (die_with_grader: PR_SET_PDEATHSIG fires when the thread that
+    forked it ends) is not killed when the opening is over, as it was from a thread per
+    opening (a kernel started ahead with ABGRADE_KERNEL_ZYGOTE=0 died before its grading)."""
+    spawned: list[subprocess.Popen] = []
+
+    def spawn() -> None:
+        command = [sys.executable, "-c", "import time; time.sleep(60)"]
+        spawned.append(subprocess.Popen(command, preexec_fn=die_with_grader))
+
+    try:
+        opener().submit(spawn).join()
+        opener().submit(lambda: None).join()  # the thread is still there, serving
+        assert opener() is opener()
+        assert spawned and spawned[0].poll() is None
+    finally:
+        for process in spawned:
+            process.kill()
+            process.wait()

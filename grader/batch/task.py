@@ -9,13 +9,16 @@ temporary folder the attempt made is removed (they all live in one folder per jo
 
 from __future__ import annotations
 
+import gc
 import os
+import queue
 import shutil
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ..grading import as_seed, grade_submission
@@ -23,9 +26,10 @@ from ..labs import CasePlan, Lab, get_lab
 from ..results import GradeReport
 from ..sandbox import worker_zygote
 from ..sandbox.opening import open_session
-from ..sandbox.session import PythonSession, Session
+from ..sandbox.session import ProbeSetup, PythonSession, Session
 from ..seeding import Seed, student_seed
 from ..spec import Spec
+from ..spec.model import Limits
 from .discovery import clean_name
 
 # The sandbox's exceptions for "the machine could not start the student's process"; by
@@ -55,7 +59,7 @@ class Ahead:
     session: Session | None  # None: nothing to start ahead (neither a notebook nor a `.py` file)
     # a `.py` session opens on this thread (the pool's answer awaited, then uid lease,
     # folder, the worker's fork): the grading under way goes on meanwhile; `opened` waits
-    opening: threading.Thread | None = None
+    opening: Opening | None = None
 
     def opened(self) -> Session | None:
         """The session, once its opening (if on a thread) is over; None if it failed."""
@@ -99,12 +103,13 @@ class GradeTask:
     # the lab's plans for this spec and seed, built on the first grading and reused by the
     # next ones, when the lab says they keep nothing of a grading (Lab.reusable_plans)
     _plans: list[CasePlan] | None = field(default=None, init=False, repr=False, compare=False)
-    # the last `.py` submission's close-out, under way on the session's own thread while the
+    # the last submission's close-out (`.py` or notebook), under way on the session's own thread while the
     # next one is graded: its work folder removed, its uid released (reaped, swept), then its
     # job folder removed (settled by the next grading's end, or by close())
     _closing: Closing | None = field(default=None, init=False, repr=False, compare=False)
     _session: Session | None = field(default=None, init=False, repr=False, compare=False)
     _pooled: bool = field(default=False, init=False, repr=False, compare=False)  # see look_ahead
+    _frozen: bool = field(default=False, init=False, repr=False, compare=False)  # see _freeze_long_lived
 
     def look_ahead(self, ask: Callable[[], Path | None]) -> None:
         """How this job asks for the next one (the pool's NextJob; once per job). Off with
@@ -148,14 +153,17 @@ class GradeTask:
 
     def grade(self, path: Path) -> GradeReport:
         lab = self._the_lab()
+        self._freeze_long_lived(path)
         session, self._opened = self._opened, None  # this submission's, opened ahead
         if session is None and self._ask is not None and _notebook_file(path):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, with the hook below
-        if session is None and self._pooled and _python_file(path):
+        python, notebook = _python_file(path), _notebook_file(path)
+        if session is None and self._pooled and (python or notebook):
             session = open_session(path, self._hidden(lab))  # as grade_submission would, closed as below
-        python = _python_file(path)
-        if session is not None and self._pooled and python:
-            session.cleanup_in_background = True  # its folder and uid go while the next submission is graded
+        if session is not None and self._pooled and (python or notebook):
+            # its folder and uid go while the next submission is graded (a notebook's kernel,
+            # its cgroup and its sockets' folder are gone before: KernelWorker.close)
+            session.cleanup_in_background = True
             self._session = session
         if session is not None and self._ask is not None:
             session.on_ready = self._ask_ahead if python else self._open_next
@@ -181,6 +189,24 @@ class GradeTask:
             worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
         return self._lab
 
+    def _freeze_long_lived(self, path: Path) -> None:
+        """Once, as this process's first grading begins (before any session of it opens,
+        so that nothing of a student is there): what is alive then goes to the collector's
+        permanent generation, after a collection. The grader's imports (Jupyter's too,
+        imported first for a notebook) and the lab, about 39,000 objects in a notebook
+        batch's grader process, are no longer walked by each full collection after that
+        (about 2 ms of the grader's CPU per notebook). Only where a process grades many
+        (look_ahead: the local pool, a Dask worker)."""
+        if self._frozen or not self._pooled:
+            return
+        self._frozen = True
+        if _notebook_file(path):
+            from ..sandbox.kernel_worker import import_jupyter
+
+            import_jupyter()
+        gc.collect()
+        gc.freeze()
+
     def _reused_plans(self, lab: Lab) -> list[CasePlan] | None:
         """The plans every submission of this grader process is graded with, built once (a
         copy of the list each time: the pipeline only reads it), or None when the lab's
@@ -195,11 +221,25 @@ class GradeTask:
         return (*self.hidden, *lab.private_dirs)  # what grade_submission hides
 
     def _ask_ahead(self) -> None:
-        """This `.py` job's submission is loaded: ask for the next job (the question sent
-        here, on the grading's thread, which alone writes to the pool's pipe) and wait for
-        the answer and open that job's session on a thread of its own (`_open_python`),
-        so that neither the batch process's answer (it may be busy writing a gradebook row
-        or feedback files) nor the opening holds up this grading's cases."""
+        """This `.py` job's submission is loaded: ask for the next job and open a `.py`
+        one on a thread (`_open_ahead`)."""
+        self._open_ahead(notebooks=False)
+
+    def _open_next(self) -> None:
+        """This notebook's kernel is ready, or was started ahead: ask for the next job and
+        open it on a thread (`_open_ahead`), a notebook's kernel started too, so that it
+        starts while this one runs, is judged and recorded."""
+        self._open_ahead(notebooks=True)
+
+    def _open_ahead(self, notebooks: bool) -> None:
+        """Ask for the next job (the question sent here, on the grading's thread, which
+        alone writes to the pool's pipe) and wait for the answer and open that job's
+        session on the process's opening thread (`_open_on_thread`, `Opener`), so that neither the batch
+        process's answer (it may be busy writing a gradebook row or feedback files: 50 ms
+        at the median in a batch of notebooks at load 12) nor the opening (a uid lease,
+        folders, a worker's or a kernel's fork: 26 ms) holds up this grading. `notebooks`:
+        a notebook is opened ahead too, its kernel started, for this grading's lab, limits
+        and student seed (else only a `.py` file is)."""
         ask, self._ask = self._ask, None
         if ask is None:
             return
@@ -211,43 +251,10 @@ class GradeTask:
             if path is None:
                 return  # no next job: nothing to open ahead
             answer = lambda: path  # noqa: E731 - the answer, for the thread
-        ahead = self._ahead = Ahead(None, None, None)
-        root, hidden = self._root, self._hidden(self._the_lab())
-        ahead.opening = threading.Thread(
-            target=_open_python, args=(ahead, answer, root, hidden), name="abgrade-open-next", daemon=True
-        )
-        ahead.opening.start()
-
-    def _open_next(self) -> None:
-        """This job's kernel is ready (a notebook): ask for the next job and open its
-        session in its own job folder, starting a notebook's kernel (or, for a `.py` file,
-        its worker, on a thread of its own), so that it starts while this one runs, is
-        judged and recorded."""
-        ask, self._ask = self._ask, None
-        path = ask() if ask is not None else None
-        if path is None:
-            return
-        folder = Path(tempfile.mkdtemp(prefix="j-", dir=self._root))
-        self._ahead = Ahead(path, folder, None)
-        notebook = _notebook_file(path)
-        if not notebook and not _python_file(path):
-            return
         lab = self._the_lab()
-        if not notebook:
-            self._ahead.session = _python_session(path, self._hidden(lab), folder)
-            return
-        previous, tempfile.tempdir = tempfile.tempdir, str(folder)
-        try:
-            session = open_session(path, self._hidden(lab))  # a `.py` session's worker starts as it opens
-            self._ahead.session = session
-            if notebook:
-                session.start_ahead(lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed)))
-        except Exception:  # noqa: BLE001 - the next grading opens its own and meets the problem there
-            if self._ahead.session is not None:
-                self._ahead.session.close()
-                self._ahead.session = None
-        finally:
-            tempfile.tempdir = previous
+        kernel = (lab.probe, self.spec.limits, student_seed(as_seed(self.spec, self.seed))) if notebooks else None
+        ahead = self._ahead = Ahead(None, None, None)
+        ahead.opening = opener().submit(partial(_open_on_thread, ahead, answer, self._root, self._hidden(lab), kernel))
 
     def close(self) -> None:
         """What was opened ahead and will not be graded here (the batch was interrupted),
@@ -261,9 +268,60 @@ class GradeTask:
             closing.settle()
 
 
+class Opening:
+    """One opening handed to the Opener: `join` waits for it to be over."""
+
+    def __init__(self) -> None:
+        self._over = threading.Event()
+
+    def join(self) -> None:
+        self._over.wait()
+
+
+class Opener:
+    """The one thread of a grader process that opens its next submissions (`Ahead`), in
+    turn. One thread for the process's life, not one per submission: a student process
+    spawned from it without a zygote (a `.py` worker, a kernel when the zygote is off or
+    can't run) dies with the grader by PR_SET_PDEATHSIG, which fires when the thread that
+    forked it ends, not only the process."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self._work: queue.SimpleQueue[tuple[Callable[[], None], Opening]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="abgrade-open-next", daemon=True).start()
+
+    def submit(self, work: Callable[[], None]) -> Opening:
+        opening = Opening()
+        self._work.put((work, opening))
+        return opening
+
+    def _serve(self) -> None:
+        while True:
+            work, opening = self._work.get()
+            try:
+                work()
+            except Exception as exc:  # noqa: BLE001 - the grading then opens its own and meets the problem
+                print(f"abgrade: opening the next submission failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            finally:
+                opening._over.set()
+
+
+_OPENER: Opener | None = None
+_OPENER_LOCK = threading.Lock()
+
+
+def opener() -> Opener:
+    """This process's Opener (started on first use; a forked process starts its own)."""
+    global _OPENER
+    with _OPENER_LOCK:
+        if _OPENER is None or _OPENER.owner != os.getpid():
+            _OPENER = Opener()
+        return _OPENER
+
+
 @dataclass
 class Closing:
-    """A graded `.py` submission whose session was closed with its clean-up on a thread
+    """A graded `.py` or notebook submission whose session was closed with its clean-up on a thread
     (Session.cleanup_in_background): its processes are killed already; the thread removes
     its work folder and releases its uid (the uid's lease is held until then, so no other
     grading can get it while anything of this student may live). `settle` waits for it
@@ -281,10 +339,18 @@ class Closing:
             shutil.rmtree(self.job_folder, ignore_errors=True)
 
 
-def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | None, hidden: tuple[Path, ...]) -> None:
-    """On its own thread: the pool's answer awaited (the next job, or None), then that
+def _open_on_thread(
+    ahead: Ahead,
+    answer: Callable[[], Path | None],
+    root: Path | None,
+    hidden: tuple[Path, ...],
+    kernel: tuple[ProbeSetup, Limits, int | None] | None,
+) -> None:
+    """On the Opener's thread: the pool's answer awaited (the next job, or None), then that
     job's folder and, for a `.py` file, its session (a uid of its own, its work folder, its
-    worker forked from the zygote) in `ahead`. Any other file is opened by its grading."""
+    worker forked from the zygote) in `ahead`; for a notebook, when `kernel` (the lab's
+    probe, the limits, the student's seed) is given, its session with its first kernel
+    started. Any other file is opened by its grading."""
     path = answer()
     if path is None:
         return
@@ -292,6 +358,25 @@ def _open_python(ahead: Ahead, answer: Callable[[], Path | None], root: Path | N
     ahead.path = path
     if _python_file(path):
         ahead.session = _python_session(path, hidden, ahead.folder)
+    elif kernel is not None and _notebook_file(path):
+        ahead.session = _notebook_session(path, hidden, ahead.folder, kernel)
+
+
+def _notebook_session(
+    path: Path, hidden: tuple[Path, ...], folder: Path, kernel: tuple[ProbeSetup, Limits, int | None]
+) -> Session | None:
+    """A notebook's session opened in `folder` with its first kernel started (not waited
+    for), or None when that failed (its grading then opens one itself and meets the
+    problem there)."""
+    session: Session | None = None
+    try:
+        session = open_session(path, hidden, folder=folder)
+        session.start_ahead(*kernel, own_thread=True)
+        return session
+    except Exception:  # noqa: BLE001 - see above
+        if session is not None:
+            session.close()
+        return None
 
 
 def _python_session(path: Path, hidden: tuple[Path, ...], folder: Path) -> Session | None:

@@ -59,12 +59,16 @@ class KernelWorker:
         preload: Sequence[tuple[str, str]] = (),
         random_seed: int | None = None,
         launch_only: bool = False,
+        own_thread: bool = False,
     ) -> None:
         """`random_seed`: what the student's `random` and numpy's global generator are
         seeded with before the first cell (seeding.student_seed); None: from the system's
         entropy, as a fresh interpreter (never the kernel zygote's state, shared by its forks).
         `launch_only`: start the kernel's process and return without waiting for it
-        (a kernel started ahead for a known next submission); connect() before use."""
+        (a kernel started ahead for a known next submission); connect() before use.
+        `own_thread`: it is launched on a thread that runs nothing else of Jupyter's (the
+        batch's opening thread, batch/task.py): the event loop jupyter_client made there is
+        closed once the kernel's process is started (_close_thread_loop)."""
         import sys
 
         from jupyter_client.kernelspec import KernelSpec
@@ -145,6 +149,7 @@ class KernelWorker:
         self._baseline = 0.0
         self._workdir = workdir
         self._launched = False  # the kernel's process started (it may still be initialising)
+        self._own_thread = own_thread
         self.connected = False  # ready: it answered kernel_info, and its CPU clock runs
         self.start_seconds = 0.0  # the machine's time, not the student's: connect()'s wait
         if launch_only:
@@ -161,6 +166,9 @@ class KernelWorker:
             self._launch()
         except Exception:  # noqa: BLE001 - connect() starts it again, the usual way
             self.kill_kernel()
+        finally:
+            if self._own_thread:
+                _close_thread_loop()
 
     def _launch(self) -> None:
         self.client.start_new_kernel(
@@ -434,6 +442,32 @@ class KernelWorker:
         self.output.finish()
         self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
+
+
+def import_jupyter() -> None:
+    """Import now what a notebook's kernel and its grading use of Jupyter (the clients,
+    the kernel manager, nbclient): a batch's grader process does it before its first
+    grading, to freeze them with its other long-lived objects (batch/task.py)."""
+    import jupyter_client.kernelspec  # noqa: F401
+    import jupyter_client.manager  # noqa: F401
+    import jupyter_core.utils  # noqa: F401
+    import nbclient.exceptions  # noqa: F401
+
+    kernel_classes()
+
+
+def _close_thread_loop() -> None:
+    """Close the event loop jupyter_client's calls made for this thread (a batch's grader
+    process launches each next kernel on its opening thread, batch/task.py): what a launch
+    leaves on its loop (the kernel manager's `ready` future, anything its ZeroMQ asyncio
+    sockets registered) goes with it, instead of piling up on one loop kept from launch to
+    launch. Nothing of the launch awaits on it later: the grading's thread connects to the
+    kernel with its own loop; the next launch gets a new one."""
+    from jupyter_core.utils import ensure_event_loop
+
+    loop = ensure_event_loop()
+    if not loop.is_running():
+        loop.close()
 
 
 def _holds_message(channel: object) -> bool:

@@ -45,8 +45,10 @@ LOAD = "for loading the notebook"
 class NotebookSession(Session):
     """A `.ipynb` submission."""
 
-    def __init__(self, submission: Path, hidden: Sequence[Path] = ()) -> None:
-        super().__init__(submission, hidden)
+    def __init__(self, submission: Path, hidden: Sequence[Path] = (), *, folder: Path | None = None) -> None:
+        """`folder`: where its work folder goes (Session; a batch's grader process opens
+        its next notebook on a thread, into that job's folder)."""
+        super().__init__(submission, hidden, folder=folder)
         hand_over(self.workdir, self.identity)
         self.skip: set[int] = set()  # cells that killed or hung a kernel
         self.incidents: list[CellIncident] = []  # cells that raised, were interrupted, skipped or not run
@@ -59,13 +61,16 @@ class NotebookSession(Session):
         # its kernel, started ahead, and the configuration it was started for
         self._ahead: tuple[ProbeSetup, Limits, int | None, KernelWorker] | None = None
 
-    def start_ahead(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> None:
+    def start_ahead(
+        self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None, *, own_thread: bool = False
+    ) -> None:
         """Start this submission's first kernel now, for the lab's `probe`, the spec's
         `limits` and the student's `random_seed` (a batch's grader process, while it still
         judges the submission before):
         confined as any kernel of this session, for this student only; nothing runs in it
         until load(). Its start-up is the machine's time: the submission's limits count
-        from its first cell. A notebook that can't be read gets none (it needs none)."""
+        from its first cell. A notebook that can't be read gets none (it needs none).
+        `own_thread`: called on the batch's opening thread (KernelWorker)."""
         if self.notebook is None or self._ahead is not None:
             return
         worker = KernelWorker(
@@ -78,6 +83,7 @@ class NotebookSession(Session):
             probe.extra_modules,
             random_seed,
             launch_only=True,
+            own_thread=own_thread,
         )
         self._ahead = (probe, limits, random_seed, worker)
 

@@ -432,11 +432,14 @@ class Session:
         if then is not None:
             then()
 
-    def start_ahead(self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None) -> None:
+    def start_ahead(
+        self, probe: ProbeSetup, limits: Limits, random_seed: int | None = None, *, own_thread: bool = False
+    ) -> None:
         """Start the student's first process now, for `probe`, `limits` and `random_seed`
         (as configure() will be given them), while the
         grader still works on the submission before (a notebook's kernel: notebook.py); a
-        `.py` session starts its worker when it opens."""
+        `.py` session starts its worker when it opens. `own_thread`: called on the
+        batch's opening thread (KernelWorker)."""
 
 
 class PythonSession(Session):
