@@ -83,6 +83,14 @@ class Shrinkable:
     smaller: Callable[[], Iterable[CasePlan]]
 
 
+class ShrinkFailed(Exception):
+    """A lab's own way of making a case smaller failed: the course's error, not the
+    student's (a lab folder's hook `smaller` that raised, looped or gave a case that is not
+    smaller or not valid). Raised while `Shrinkable.smaller()` is iterated; shrinking stops
+    there, the case is not shrunk, the grade is unchanged, and the message (one line naming
+    the file and the hook) goes to the instructor's notes."""
+
+
 class LabCase(Protocol):
     """A fixed case of a spec, validated as it is read; it recomputes its own expectations."""
 
