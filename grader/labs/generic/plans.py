@@ -7,14 +7,14 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from ...checks.bounds import BoundProbe
 from ...checks.show import is_number
-from ..kit import CasePlan
+from ..kit import CasePlan, Shrinkable, ShrinkFailed
 from .cases import FolderCase
 from .declarations import Declarations
 from .files import LabError
@@ -31,6 +31,7 @@ from .judges import (
     unplain,
 )
 from .runs import FULL_WINDOW, Call, GameHooks, Run
+from .smaller import case_size, case_text
 
 SEARCH_KINDS = ("value", "nodes", "pruned")
 
@@ -204,13 +205,21 @@ def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
     return plans
 
 
-def random_plan(bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool) -> CasePlan:
+def random_plan(
+    bench: Bench,
+    number: int,
+    world: dict | None,
+    call: dict[str, Any],
+    with_choice: bool,
+    request_id: str | None = None,
+) -> CasePlan:
     """One hidden case, judged on value and reads (and the choice) at once; the references
-    run on the judging thread while the student's process loads (`prepare`)."""
+    run on the judging thread while the student's process loads (`prepare`). With the
+    game's hook `smaller`, it shrinks to the cases the hook gives (each its own plan, its
+    request named after the case it came from)."""
     name = f"random {number}"
-    search = bench.search_case(world, call, FULL_WINDOW, ("value", "pruned"))
-    choice = bench.choice_case(world, call) if with_choice else None
-    about = (f"world = {json.dumps(world)}; " if world is not None else "") + f"call = {search.call.shown()}"
+    case = random_case(bench, world, call, with_choice)
+    search, choice = case.search, case.choice
     calls = [search.call] + ([choice.call] if choice else [])
 
     def prepare() -> None:
@@ -221,10 +230,59 @@ def random_plan(bench: Bench, number: int, world: dict | None, call: dict[str, A
         except LabError:
             pass  # the judge says so
 
+    shrink = None
+    if bench.hooks.has("smaller"):
+        shrink = Shrinkable(
+            case_size(world, call),
+            case_text(search.call.shown(), world),
+            partial(smaller_plans, bench, number, world, call, with_choice),
+        )
     return CasePlan(
         name,
-        request(name, world, calls),
+        request(request_id or name, world, calls),
         ("random",),
-        partial(judge_random, case=RandomCase(search, choice, about)),
+        partial(judge_random, case=case),
         prepare=prepare,
+        shrink=shrink,
     )
+
+
+def random_case(bench: Bench, world: dict | None, call: dict[str, Any], with_choice: bool) -> RandomCase:
+    search = bench.search_case(world, call, FULL_WINDOW, ("value", "pruned"))
+    choice = bench.choice_case(world, call) if with_choice else None
+    about = (f"world = {json.dumps(world)}; " if world is not None else "") + f"call = {search.call.shown()}"
+    return RandomCase(search, choice, about)
+
+
+def smaller_plans(
+    bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool
+) -> Iterator[CasePlan]:
+    """The plans of the cases the game's `smaller(case)` gives for this one, in its order,
+    each checked before it is sent: a case of the lab (its call complete, its state
+    decoded, the references search it) and strictly smaller (smaller.py). Anything wrong
+    is the course's error: ShrinkFailed, one line naming game.py and the hook."""
+    size = case_size(world, call)
+    shown = bench.search_call(call, FULL_WINDOW).shown()
+    try:
+        for new_world, new_call in bench.hooks.smaller(world, call):
+            missing = [p for p in bench.declarations.call_params if p not in new_call]
+            if missing:
+                raise bench.hooks.error("smaller", f"yielded a call without {missing[0]!r}")
+            new_size = case_size(new_world, new_call)
+            if not new_size < size:
+                raise bench.hooks.error(
+                    "smaller",
+                    f"yielded {bench.search_call(new_call, FULL_WINDOW).shown()}, no smaller than {shown} (values and "
+                    f"magnitude {new_size} from {size}): a smaller case has fewer values, or as many and smaller ones",
+                )
+            case = random_case(bench, new_world, new_call, with_choice)
+            try:
+                bench.hooks.decoded(new_world, new_call)
+                case.search.expected()
+                if case.choice is not None:
+                    case.choice.best()
+            except LabError as exc:
+                raise bench.hooks.error("smaller", f"yielded a case the lab can't search ({exc})") from None
+            yield random_plan(bench, number, new_world, new_call, with_choice, f"random {number}/smaller")
+    except LabError as exc:
+        raise ShrinkFailed(f"{exc}; random {number} was not shrunk") from None
