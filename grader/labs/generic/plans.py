@@ -285,4 +285,4 @@ def smaller_plans(
                 raise bench.hooks.error("smaller", f"yielded a case the lab can't search ({exc})") from None
             yield random_plan(bench, number, new_world, new_call, with_choice, f"random {number}/smaller")
     except LabError as exc:
-        raise ShrinkFailed(f"{exc}; random {number} was not shrunk") from None
+        raise ShrinkFailed(f"{exc} (shrinking random {number})") from None
