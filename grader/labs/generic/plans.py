@@ -275,9 +275,8 @@ def smaller_plans(
                     f"yielded {bench.search_call(new_call, FULL_WINDOW).shown()}, no smaller than {shown} (values and "
                     f"magnitude {new_size} from {size}): a smaller case has fewer values, or as many and smaller ones",
                 )
-            case = random_case(bench, new_world, new_call, with_choice)
             try:
-                bench.hooks.decoded(new_world, new_call)
+                case = random_case(bench, new_world, new_call, with_choice)  # decodes the state
                 case.search.expected()
                 if case.choice is not None:
                     case.choice.best()
