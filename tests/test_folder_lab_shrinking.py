@@ -3,7 +3,8 @@ optional hook `smaller(case)` (grader/labs/generic/smaller.py, runs.py, plans.py
 student's real process answers the smaller cases, the same example is found on every run,
 and the score is the unshrunk run's. A hook that raises, loops or yields a case that is
 not smaller or not a case of the lab is the course's error: one line naming game.py and
-the hook, and the grade goes on unshrunk.
+the hook, and the grade goes on unshrunk. Without the hook, a tree world shrinks with the tree
+lab's own cuts.
 
 The real gradings use the Nim example with its random cases only (three of them); the
 hook's checks run in the grader's process alone, without a student."""
@@ -21,7 +22,7 @@ from grader.counterexample import Counterexample, counterexample_of
 from grader.grading import grade_submission
 from grader.lab_setup import load_lab
 from grader.labs.generic import runs
-from grader.labs.generic.smaller import case_size
+from grader.labs.generic.smaller import case_size, tree_of
 from grader.labs.generic.steps import StepsExhausted, bounded_steps
 from grader.labs.generic.verify import verify_smaller
 from grader.labs.kit import ShrinkFailed
@@ -182,6 +183,19 @@ def test_the_candidates_are_plans_of_the_same_case_with_a_request_named_after_it
     assert [c.request for c in smaller] == [c.request for c in plan.shrink.smaller()]
 
 
+def test_a_tree_world_without_the_hook_shrinks_with_the_tree_labs_own_cuts(tmp_path: Path) -> None:
+    folder = tmp_path / "tree"
+    shutil.copytree(NIM.parent / "tree", folder)
+    game = folder / "game.py"
+    text = game.read_text()
+    game.write_text(text[: text.index("\n\n# A failed hidden tree is shrunk")] + "\n")
+    lab, spec = load_lab(str(folder), random_only(folder, "random"))
+    report = grade_submission(TESTS / "fixtures" / "tree" / "bug_strict_cutoff.py", lab, spec, seed=SEED)
+    found = examples(report)
+    assert found and all(e.text.startswith("a tree of ") and e.size < e.original_size for e in found)
+    assert "Likely cause: You cut off only when alpha > beta" in found[0].output
+
+
 # --- pure parts -------------------------------------------------------------------------------
 
 
@@ -194,6 +208,16 @@ def test_a_case_is_measured_by_its_values_then_their_size() -> None:
     assert case_size(None, {"heaps": [1, 4]}) < case_size(None, {"heaps": [2, 4]})
     assert case_size({"g": {"a": ["b"]}}, {"node": "a"}) == (5, 1 + 1 + 1 + 4 + 1)
     assert case_size(None, {"x": 0.5}) == case_size(None, {"x": 1}) < case_size(None, {"x": float("inf")})
+
+
+def test_only_a_tree_world_searched_from_its_root_is_a_tree_the_grader_knows() -> None:
+    world = {"graph": {"a": ["b", "c"]}, "terminal_nodes": {"b": 1, "c": 2}}
+    tree = tree_of(world, {"node": "a", "max_player": True}, "node")
+    assert tree is not None and len(tree) == 3
+    assert tree_of(world, {"node": "b"}, "node") is None  # a and c not below it
+    assert tree_of({**world, "extra": 1}, {"node": "a"}, "node") is None
+    assert tree_of({"graph": {"a": ["a"]}, "terminal_nodes": {}}, {"node": "a"}, "node") is None  # a cycle
+    assert tree_of(None, {"node": "a"}, "node") is None
 
 
 def test_the_step_bound_stops_a_loop_and_puts_the_previous_tracer_back() -> None:

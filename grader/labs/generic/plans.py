@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from reference.trees import GameTree
+
 from ...checks.bounds import BoundProbe
 from ...checks.show import is_number
 from ..kit import CasePlan, Shrinkable, ShrinkFailed
+from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
 from .cases import FolderCase
 from .declarations import Declarations
 from .files import LabError
@@ -31,7 +34,7 @@ from .judges import (
     unplain,
 )
 from .runs import FULL_WINDOW, Call, GameHooks, Run
-from .smaller import case_size, case_text
+from .smaller import case_size, case_text, tree_of
 
 SEARCH_KINDS = ("value", "nodes", "pruned")
 
@@ -216,7 +219,8 @@ def random_plan(
     """One hidden case, judged on value and reads (and the choice) at once; the references
     run on the judging thread while the student's process loads (`prepare`). With the
     game's hook `smaller`, it shrinks to the cases the hook gives (each its own plan, its
-    request named after the case it came from)."""
+    request named after the case it came from); without it, a tree world shrinks as the
+    tree lab's random trees do (`shrinkable`)."""
     name = f"random {number}"
     case = random_case(bench, world, call, with_choice)
     search, choice = case.search, case.choice
@@ -230,20 +234,34 @@ def random_plan(
         except LabError:
             pass  # the judge says so
 
-    shrink = None
-    if bench.hooks.has("smaller"):
-        shrink = Shrinkable(
-            case_size(world, call),
-            case_text(search.call.shown(), world),
-            partial(smaller_plans, bench, number, world, call, with_choice),
-        )
     return CasePlan(
         name,
         request(request_id or name, world, calls),
         ("random",),
         partial(judge_random, case=case),
         prepare=prepare,
-        shrink=shrink,
+        shrink=shrinkable(bench, number, world, call, with_choice),
+    )
+
+
+def shrinkable(
+    bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool
+) -> Shrinkable | None:
+    """How a hidden case is made smaller: by the game's hook `smaller`; else, when its
+    world is a tree the grader knows (`graph` and `terminal_nodes`, the state its root), by
+    the tree lab's own cuts; else not at all."""
+    if bench.hooks.has("smaller"):
+        shown = bench.search_call(call, FULL_WINDOW).shown()
+        return Shrinkable(
+            case_size(world, call),
+            case_text(shown, world),
+            partial(smaller_plans, bench, number, world, call, with_choice),
+        )
+    tree = tree_of(world, call, bench.declarations.state)
+    if tree is None:
+        return None
+    return Shrinkable(
+        tree_size(tree), tree_text(tree), partial(smaller_tree_plans, bench, number, tree, call, with_choice)
     )
 
 
@@ -285,3 +303,23 @@ def smaller_plans(
             yield random_plan(bench, number, new_world, new_call, with_choice, f"random {number}/smaller")
     except LabError as exc:
         raise ShrinkFailed(f"{exc} (shrinking random {number})") from None
+
+
+def smaller_tree_plans(
+    bench: Bench, number: int, tree: GameTree, call: dict[str, Any], with_choice: bool
+) -> Iterator[CasePlan]:
+    """The plans of the tree lab's smaller trees (kit/smaller_trees.py) of a tree world, the
+    call's state their root. They are the grader's own candidates, so one the game or the
+    reference refuses is passed over, nobody's error (a reference that fails on it fails
+    its judge, which the descent passes over too)."""
+    state = bench.declarations.state
+    for smaller in smaller_trees(tree):
+        graph, leaves = smaller.to_mapping()
+        world = {"graph": graph, "terminal_nodes": leaves}
+        try:
+            plan = random_plan(
+                bench, number, world, {**call, state: smaller.root}, with_choice, f"random {number}/smaller"
+            )
+        except LabError:
+            continue
+        yield plan
