@@ -105,31 +105,42 @@ def test_a_hook_that_raises_leaves_the_grade_unshrunk_with_the_courses_error_in_
     assert outcomes(report) == outcomes(unshrunk) and not examples(report)
     said = [note for note in report.notes if "smaller" in note]
     assert len(said) == 1 and "\n" not in said[0], report.notes
-    assert said[0].startswith(f"{folder}/game.py:") and "smaller: KeyError: 'depth' (shrinking random" in said[0]
+    assert said[0].startswith(f"{folder}/game.py:") and "smaller: raised KeyError (shrinking random" in said[0]
+    assert "'depth'" not in said[0]  # the exception's words may hold the hidden case: they stay out
 
 
 # --- the hook's checks, in the grader's process alone --------------------------------------
 
+# kind -> (the hook, what the grade's note says, what `abgrade specs verify` adds): a note
+# reaches a student's feedback page, so it holds nothing of the hidden case
 BROKEN = {
-    "raises": ("def smaller(case):\n    return [case['nope']]\n", "smaller: KeyError: 'nope'"),
-    "loops": ("def smaller(case):\n    while True:\n        pass\n", "smaller: ran more than 20,000 lines"),
+    "raises": ("def smaller(case):\n    return [case['nope']]\n", "smaller: raised KeyError", "KeyError: 'nope'"),
+    "loops": ("def smaller(case):\n    while True:\n        pass\n", "smaller: ran more than 20,000 lines", ""),
     "loops between cases": (
         "def smaller(case):\n    yield {'call': {**case['call'], 'depth': 1}}\n    while True:\n        pass\n",
         "without finishing (a loop?)",
+        "",
     ),
     "not smaller": (
         "def smaller(case):\n    yield {'call': {**case['call'], 'depth': case['call']['depth'] + 1}}\n",
-        "no smaller than alphabeta(",
+        "yielded a case no smaller than the one it came from (values and magnitude (",
+        "no smaller than alphabeta([",
     ),
-    "not a case": ("def smaller(case):\n    yield [1, 2]\n", 'smaller: must yield cases {"call": {...}}'),
-    "no iterable": ("def smaller(case):\n    return 3\n", "must yield (or return a list of) cases, not int"),
+    "not a case": (
+        "def smaller(case):\n    yield [1, 2]\n",
+        'must yield cases {"call": {...}} (and maybe "world"), not a list',
+        "",
+    ),
+    "no iterable": ("def smaller(case):\n    return 3\n", "must yield (or return a list of) cases, not int", ""),
     "a call short of a parameter": (
         "def smaller(case):\n    yield {'call': {'heaps': (1,), 'maximizing': True}}\n",
         "yielded a call without 'depth'",
+        "",
     ),
     "a state the game can't decode": (
         "def smaller(case):\n    yield {'call': {**case['call'], 'heaps': (-1,)}}\n",
-        "yielded a case the lab can't search",
+        "yielded a case the lab can't search: ",
+        "not [-1]",
     ),
 }
 
@@ -139,7 +150,7 @@ def test_a_broken_hook_is_one_line_naming_game_py_and_the_hook(
     tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(runs, "SMALLER_STEPS", 20_000)  # a loop found sooner (the bundled hooks take far fewer)
-    hook, problem = BROKEN[kind]
+    hook, problem, detail = BROKEN[kind]
     folder = nim_with_hook(tmp_path / "nim", hook)
     lab, spec = load_lab(str(folder), random_only(folder, "random"))
     plan = lab.random_plans(spec, SEED)[0]
@@ -150,10 +161,11 @@ def test_a_broken_hook_is_one_line_naming_game_py_and_the_hook(
     line = 1 + folder.joinpath("game.py").read_text().splitlines().index("def smaller(case):")
     assert "\n" not in message and problem in message, message
     assert message.startswith(f"{folder}/game.py:") and "(shrinking random 1)" in message
+    assert "alphabeta(" not in message and "[" not in message.partition("magnitude")[0]  # nothing of the case
     if kind != "raises":  # an exception's own line is where it was raised, else the hook's
         assert message.startswith(f"{folder}/game.py:{line}: smaller: "), message
-    said = [p for p in lab.verify(spec) if ": smaller: " in p]  # `abgrade specs verify` says it too
-    assert len(said) == 3 and all(problem in p for p in said), said
+    said = [p for p in lab.verify(spec) if ": smaller: " in p]  # `abgrade specs verify` says all of it
+    assert len(said) == 3 and all(detail in p and "\n" not in p for p in said), said
 
 
 def test_specs_verify_says_a_hook_that_draws_at_random(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from .judges import (
     judge_search,
     unplain,
 )
-from .runs import FULL_WINDOW, Call, GameHooks, Run
+from .runs import FULL_WINDOW, Call, GameHooks, HookError, Run
 from .smaller import case_size, case_text, tree_of
 
 SEARCH_KINDS = ("value", "nodes", "pruned")
@@ -278,9 +278,11 @@ def smaller_plans(
     """The plans of the cases the game's `smaller(case)` gives for this one, in its order,
     each checked before it is sent: a case of the lab (its call complete, its state
     decoded, the references search it) and strictly smaller (smaller.py). Anything wrong
-    is the course's error: ShrinkFailed, one line naming game.py and the hook."""
+    is the course's error: ShrinkFailed, one line naming game.py and the hook, in words
+    that hold nothing of the hidden case (its `detail` has all of it)."""
     size = case_size(world, call)
     shown = bench.search_call(call, FULL_WINDOW).shown()
+    during = f"(shrinking random {number})"
     try:
         for new_world, new_call in bench.hooks.smaller(world, call):
             missing = [p for p in bench.declarations.call_params if p not in new_call]
@@ -288,10 +290,13 @@ def smaller_plans(
                 raise bench.hooks.error("smaller", f"yielded a call without {missing[0]!r}")
             new_size = case_size(new_world, new_call)
             if not new_size < size:
+                why = "a smaller case has fewer values, or as many and smaller ones"
                 raise bench.hooks.error(
                     "smaller",
+                    f"yielded a case no smaller than the one it came from (values and magnitude {new_size} from "
+                    f"{size}): {why}",
                     f"yielded {bench.search_call(new_call, FULL_WINDOW).shown()}, no smaller than {shown} (values and "
-                    f"magnitude {new_size} from {size}): a smaller case has fewer values, or as many and smaller ones",
+                    f"magnitude {new_size} from {size}): {why}",
                 )
             try:
                 case = random_case(bench, new_world, new_call, with_choice)  # decodes the state
@@ -299,10 +304,16 @@ def smaller_plans(
                 if case.choice is not None:
                     case.choice.best()
             except LabError as exc:
-                raise bench.hooks.error("smaller", f"yielded a case the lab can't search ({exc})") from None
+                failed = "yielded a case the lab can't search"
+                raise bench.hooks.error(
+                    "smaller", f"{failed}: {exc.file} failed on it in {exc.field}", f"{failed}: {exc}"
+                ) from None
             yield random_plan(bench, number, new_world, new_call, with_choice, f"random {number}/smaller")
-    except LabError as exc:
-        raise ShrinkFailed(f"{exc} (shrinking random {number})") from None
+    except HookError as exc:
+        raise ShrinkFailed(f"{exc} {during}", f"{exc.detail} {during}") from None
+    except LabError as exc:  # the game's own hook (encode, setup) on a case the hook yielded
+        said = bench.hooks.error("smaller", f"yielded a case {exc.file} failed on in {exc.field}")
+        raise ShrinkFailed(f"{said} {during}", f"{said}: {exc} {during}") from None
 
 
 def smaller_tree_plans(

@@ -184,6 +184,16 @@ class Tracer:
         self.run_of.namespace[self.function] = self.original
 
 
+class HookError(LabError):
+    """The course's hook misused, said in words that hold nothing of the case (they may be
+    shown where the case is hidden); `detail`: the same line with the whole reason (the
+    problem given as `detail`), for where it is not."""
+
+    def __init__(self, file: str, line: int | None, field: str, problem: str, detail: str | None = None) -> None:
+        super().__init__(file, line, field, problem)
+        self.detail = str(LabError(file, line, field, detail)) if detail else str(self)
+
+
 class GameHooks:
     """The game's hooks (declarations.py), on a game module of their own, set up for the
     case before each use. A hook that raises is the instructor's: a LabError at its line."""
@@ -197,9 +207,9 @@ class GameHooks:
     def has(self, hook: str) -> bool:
         return hook in self.declarations.hooks
 
-    def error(self, hook: str, problem: str) -> LabError:
-        """The course's error in one of the game's hooks, at game.py."""
-        return LabError(self.source.shown, top_level_lines(self.source).get(hook), hook, problem)
+    def error(self, hook: str, problem: str, detail: str | None = None) -> HookError:
+        """The course's error in one of the game's hooks, at the line that defines it."""
+        return HookError(self.source.shown, top_level_lines(self.source).get(hook), hook, problem, detail)
 
     def label(self, state: Any) -> str:
         with self._lock:
@@ -304,7 +314,8 @@ class GameHooks:
     def smaller_case(self, item: Any) -> tuple[dict | None, dict[str, Any]]:
         """One candidate the hook gave, as JSON (world, call), or a LabError at the hook."""
         if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
-            raise self.error("smaller", f'must yield cases {{"call": {{...}}}} (and maybe "world"), not {item!r:.80}')
+            kind = type(item).__name__
+            raise self.error("smaller", f'must yield cases {{"call": {{...}}}} (and maybe "world"), not a {kind}')
         world = item.get("world")
         if world is not None and (not isinstance(world, dict) or not self.has("setup")):
             raise self.error("smaller", "yielded a world, which must be a dict of setup(**world)'s arguments")
@@ -328,4 +339,5 @@ class GameHooks:
                 raise self.error("smaller", str(exc)) from None
             except (Exception, SystemExit) as exc:
                 line = error_line(exc, self.source) or top_level_lines(self.source).get("smaller")
-                raise LabError(self.source.shown, line, "smaller", describe(exc)) from None
+                said = f"raised {type(exc).__name__}"
+                raise HookError(self.source.shown, line, "smaller", said, describe(exc)) from None

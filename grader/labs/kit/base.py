@@ -88,7 +88,13 @@ class ShrinkFailed(Exception):
     student's (a lab folder's hook `smaller` that raised, looped or gave a case that is not
     smaller or not valid). Raised while `Shrinkable.smaller()` is iterated; shrinking stops
     there, the case is not shrunk, the grade is unchanged, and the message (one line naming
-    the file and the hook) goes to the instructor's notes."""
+    the file and the hook) goes to the report's notes. Notes reach a student's feedback
+    page, so the message holds nothing of the hidden case; `detail` is the whole reason,
+    for where the case is not hidden (`abgrade specs verify` on seed 0's cases)."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
 
 
 class LabCase(Protocol):
