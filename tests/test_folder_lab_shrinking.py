@@ -208,6 +208,33 @@ def test_a_tree_world_without_the_hook_shrinks_with_the_tree_labs_own_cuts(tmp_p
     assert "Likely cause: You cut off only when alpha > beta" in found[0].output
 
 
+def test_a_hook_that_reads_the_games_globals_lazily_sees_its_own_case_between_candidates(tmp_path: Path) -> None:
+    """A generator runs only as far as shrinking goes; between two pulls the judges set up
+    other worlds (the candidate's), so each pull sets the case's own world up again."""
+    folder = tmp_path / "tree"
+    shutil.copytree(NIM.parent / "tree", folder)
+    game = folder / "game.py"
+    text = game.read_text()
+    hook = (
+        "def smaller(case):  # reads the game's globals, as setup(**world) left them\n"
+        "    for leaf in list(terminal_nodes):\n"
+        "        if terminal_nodes[leaf]:\n"
+        "            leaves = {**terminal_nodes, leaf: 0}\n"
+        "            yield {'world': {'graph': dict(graph), 'terminal_nodes': leaves}, 'call': case['call']}\n"
+    )
+    game.write_text(text[: text.index("\n\n# A failed hidden tree is shrunk")] + "\n\n\n" + hook)
+    lab, spec = load_lab(str(folder), random_only(folder, "random"))
+    plan = next(p for p in lab.random_plans(spec, SEED) if len(p.request["world"]["terminal_nodes"]) > 2)
+    assert plan.shrink is not None
+    candidates = plan.shrink.smaller()
+    first = next(candidates)
+    lab.hooks.tree({"graph": {"x": ["y"]}, "terminal_nodes": {"y": 5}}, {"node": "x", "max_player": True})
+    second = next(candidates)
+    for candidate in (first, second):
+        assert candidate.request["world"]["graph"] == plan.request["world"]["graph"]
+        assert candidate.request["world"]["terminal_nodes"].keys() == plan.request["world"]["terminal_nodes"].keys()
+
+
 # --- pure parts -------------------------------------------------------------------------------
 
 
