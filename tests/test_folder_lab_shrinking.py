@@ -24,7 +24,6 @@ from grader.lab_setup import load_lab
 from grader.labs.generic import runs
 from grader.labs.generic.smaller import case_size, tree_of
 from grader.labs.generic.steps import StepsExhausted, bounded_steps
-from grader.labs.generic.verify import verify_smaller
 from grader.labs.kit import ShrinkFailed
 from grader.results import GradeReport
 
@@ -164,15 +163,16 @@ def test_a_broken_hook_is_one_line_naming_game_py_and_the_hook(
     assert "alphabeta(" not in message and "[" not in message.partition("magnitude")[0]  # nothing of the case
     if kind != "raises":  # an exception's own line is where it was raised, else the hook's
         assert message.startswith(f"{folder}/game.py:{line}: smaller: "), message
-    said = [p for p in lab.verify(spec) if ": smaller: " in p]  # `abgrade specs verify` says all of it
-    assert len(said) == 3 and all(detail in p and "\n" not in p for p in said), said
+    said = lab.advice(spec)  # `abgrade specs verify` says all of it ...
+    assert len(said) == 3 and all(": smaller: " in p and detail in p and "\n" not in p for p in said), said
+    assert not [p for p in lab.verify(spec) if "smaller" in p]  # ... the check before a grading does not
 
 
 def test_specs_verify_says_a_hook_that_draws_at_random(tmp_path: Path) -> None:
     hook = "import random\n\ndef smaller(case):\n    yield {'call': {**case['call'], 'depth': random.choice([0, 1])}}\n"
     folder = nim_with_hook(tmp_path / "nim", hook)
     lab, spec = load_lab(str(folder))
-    problems = [p for p in lab.verify(spec) if "gave other cases when asked again" in p]
+    problems = [p for p in lab.advice(spec) if "gave other cases when asked again" in p]
     assert problems and all(p.startswith(f"{folder}/game.py:") for p in problems)
 
 
@@ -181,7 +181,7 @@ def test_without_the_hook_nothing_shrinks_and_the_bundled_hooks_verify(tmp_path:
     assert all(plan.shrink is None for plan in lab.random_plans(spec, SEED))
     for name in ("nim", "tree", "catmouse"):
         bundled, bundled_spec = load_lab(str(NIM.parent / name))
-        assert verify_smaller(bundled, bundled_spec, bundled.bench(bundled_spec)) == []
+        assert bundled.advice(bundled_spec) == []
         assert all(plan.shrink is not None for plan in bundled.random_plans(bundled_spec, SEED))
 
 

@@ -5,9 +5,12 @@
   read otherwise, never answer otherwise);
 - a bug replay that reads and returns what reference.py does on every case: no student
   could be told to have it;
-- a reference, variant or hook that fails on a case, and random settings that don't work;
-- a hook `smaller` that, on the first random cases, fails, yields a case that is not
-  smaller or that the lab can't search, or yields other cases when asked again.
+- a reference, variant or hook that fails on a case, and random settings that don't work.
+
+And as advice (FolderLab.advice: `specs verify` says it, the check before a grading does
+not, since a broken hook only leaves a case unshrunk): a hook `smaller` that, on the first
+random cases, fails, yields a case that is not smaller or that the lab can't search, or
+yields other cases when asked again.
 """
 
 from __future__ import annotations
@@ -53,7 +56,6 @@ def verify_lab(lab: FolderLab, spec: Spec) -> list[str]:
                 bench.value(world, call)
         except LabError as exc:
             problems.append(f"{exc} (a random case)")
-        problems += verify_smaller(lab, spec, bench)
     return problems
 
 

@@ -180,6 +180,12 @@ class Lab(ABC):
             self.check_random(spec)  # the generator settings must work
         return problems
 
+    def advice(self, spec: Spec) -> list[str]:
+        """Problems `abgrade specs verify` reports that don't stop a grading (the check
+        before `grade` leaves them out): a lab folder's optional hook `smaller`, whose failure
+        only leaves a case unshrunk. Default: none."""
+        return []
+
     @abstractmethod
     def cases(self, spec: Spec) -> Sequence[LabCase]:
         """The spec's fixed cases, validated; raises SpecError."""
