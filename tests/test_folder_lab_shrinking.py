@@ -11,6 +11,7 @@ hook's checks run in the grader's process alone, without a student."""
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grader.commands.common import EXIT_FAILED
+from grader.commands.specs import run_verify
 from grader.counterexample import Counterexample, counterexample_of
 from grader.grading import grade_submission
 from grader.lab_setup import load_lab
@@ -168,12 +171,14 @@ def test_a_broken_hook_is_one_line_naming_game_py_and_the_hook(
     assert not [p for p in lab.verify(spec) if "smaller" in p]  # ... the check before a grading does not
 
 
-def test_specs_verify_says_a_hook_that_draws_at_random(tmp_path: Path) -> None:
+def test_specs_verify_says_a_hook_that_draws_at_random(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     hook = "import random\n\ndef smaller(case):\n    yield {'call': {**case['call'], 'depth': random.choice([0, 1])}}\n"
     folder = nim_with_hook(tmp_path / "nim", hook)
-    lab, spec = load_lab(str(folder))
-    problems = [p for p in lab.advice(spec) if "gave other cases when asked again" in p]
-    assert problems and all(p.startswith(f"{folder}/game.py:") for p in problems)
+    assert run_verify(argparse.Namespace(labs=[str(folder)], spec=None)) == EXIT_FAILED  # `abgrade specs verify`
+    printed = capsys.readouterr().out.splitlines()
+    problems = [line for line in printed if "gave other cases when asked again" in line]
+    assert problems and all(line.startswith(f"{folder}/game.py:") for line in problems), printed
+    assert printed[-1] == f"{folder}/spec.yaml: FAILED (6 fixed cases)"
 
 
 def test_without_the_hook_nothing_shrinks_and_the_bundled_hooks_verify(tmp_path: Path) -> None:
