@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from grader.checks import Verdict
 from grader.commands.common import EXIT_FAILED
 from grader.commands.specs import run_verify
 from grader.counterexample import Counterexample, counterexample_of
@@ -27,8 +29,10 @@ from grader.lab_setup import load_lab
 from grader.labs.generic import runs
 from grader.labs.generic.smaller import case_size, tree_of
 from grader.labs.generic.steps import StepsExhausted, bounded_steps
-from grader.labs.kit import ShrinkFailed
+from grader.labs.kit import CasePlan, Judgement, Shrinkable, ShrinkFailed
 from grader.results import GradeReport
+from grader.shrinking import shrink_all
+from grader.spec.model import ShrinkPolicy
 
 TESTS = Path(__file__).resolve().parent
 NIM = TESTS.parent / "examples" / "labs" / "nim"
@@ -241,6 +245,26 @@ def test_a_hook_that_reads_the_games_globals_lazily_sees_its_own_case_between_ca
 
 
 # --- pure parts -------------------------------------------------------------------------------
+
+
+def test_the_driver_keeps_what_it_found_and_stops_at_a_labs_failed_way_of_shrinking() -> None:
+    def plan(n: int, check: str, broken: bool = False) -> CasePlan:
+        def judge(calls: list[dict]) -> Judgement:
+            return Judgement({"random": Verdict(False, f"case {n} failed", parts=(check,))})
+
+        def smaller() -> Iterator[CasePlan]:
+            if broken:
+                raise ShrinkFailed("game.py:9: smaller: raised KeyError (shrinking random 2)")
+            yield from (plan(m, check) for m in range(1, n))
+
+        return CasePlan(f"random {n}", {"id": str(n)}, ("random",), judge, shrink=Shrinkable((n,), str(n), smaller))
+
+    plans = [plan(5, "value"), plan(7, "pruned", broken=True), plan(6, "nodes")]
+    judged = [(p, p.judge([{}])) for p in plans]
+    problems: list[str] = []
+    found = shrink_all(judged, lambda p, seconds: p.judge([{}]), ShrinkPolicy(), lambda: 0.0, problems)
+    assert list(found) == [0] and found[0].plan.shrink is not None and found[0].plan.shrink.size == (1,)
+    assert problems == ["game.py:9: smaller: raised KeyError (shrinking random 2)"]  # and random 6 not tried
 
 
 def test_a_case_is_measured_by_its_values_then_their_size() -> None:
