@@ -250,14 +250,10 @@ def shrinkable(
     """How a hidden case is made smaller: by the game's hook `smaller`; else, when its
     world is a tree the grader knows (`graph` and `terminal_nodes`, the state its root), by
     the tree lab's own cuts; else not at all."""
-    if bench.hooks.has("smaller"):
-        shown = bench.search_call(call, FULL_WINDOW).shown()
-        return Shrinkable(
-            case_size(world, call),
-            case_text(shown, world),
-            partial(smaller_plans, bench, number, world, call, with_choice),
-        )
     tree = tree_of(world, call, bench.declarations.state)
+    if bench.hooks.has("smaller"):  # in words, a tree world is "a tree of 7 nodes"
+        text = tree_text(tree) if tree is not None else case_text(bench.search_call(call, FULL_WINDOW).shown(), world)
+        return Shrinkable(case_size(world, call), text, partial(smaller_plans, bench, number, world, call, with_choice))
     if tree is None:
         return None
     return Shrinkable(
