@@ -230,7 +230,7 @@ def _run_cases(
             report.tests.extend(tests)
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
         if shrinking:  # after every graded case: shrinking changes no score
-            _add_counterexamples(session, lab, spec, judged, per_plan, consistent)
+            _add_counterexamples(session, lab, spec, judged, per_plan, consistent, report.notes)
             _close_session(session, report, public)
 
 
@@ -258,9 +258,11 @@ def _add_counterexamples(
     judged: list[tuple[CasePlan, Judgement]],
     per_plan: list[list[TestResult]],
     consistent: frozenset[str] | None,
+    notes: list[str],
 ) -> None:
     """The smallest failing case of each failed random case that can shrink, kept with its
-    random test (grader/shrinking.py, grader/counterexample.py)."""
+    random test (grader/shrinking.py, grader/counterexample.py); a lab's failed way of
+    shrinking (the course's error) is one line in the instructor's `notes`."""
     random_verdicts = (judgement.verdicts.get("random") for _, judgement in judged)
     if all(verdict is None or verdict.passed for verdict in random_verdicts):
         return  # nothing to shrink: a passing grade doesn't import the shrinker
@@ -275,7 +277,7 @@ def _add_counterexamples(
         reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request, timeout)
         return reply if isinstance(reply, WorkerFailure) else _sanitize_and_judge(lab, plan, reply)[1]
 
-    for index, shrunk in shrink_all(judged, run, policy, session.cpu_used).items():
+    for index, shrunk in shrink_all(judged, run, policy, session.cpu_used, notes).items():
         test = next((t for t in per_plan[index] if t.kind == "random"), None)
         if test is None:
             continue

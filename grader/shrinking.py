@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .checks import Verdict
-from .labs.kit import CasePlan, Judgement
+from .labs.kit import CasePlan, Judgement, ShrinkFailed
 from .sandbox.channel import WorkerFailure
 from .spec.model import ShrinkPolicy
 
@@ -75,11 +75,17 @@ def random_failure(judgement: Judgement) -> Verdict | None:
 
 
 def shrink_all(
-    judged: list[tuple[CasePlan, Judgement]], run: Run, policy: ShrinkPolicy, cpu: Callable[[], float]
+    judged: list[tuple[CasePlan, Judgement]],
+    run: Run,
+    policy: ShrinkPolicy,
+    cpu: Callable[[], float],
+    problems: list[str] | None = None,
 ) -> dict[int, Shrunk]:
     """Shrink the failed random cases of `judged` (index -> what was found), the first one
     that fails each check only (a second failure of the same check would shrink to much the
-    same case), within one budget for the whole submission."""
+    same case), within one budget for the whole submission. A lab whose own way of making
+    a case smaller fails (ShrinkFailed: the course's error) leaves that case unshrunk and
+    ends shrinking; its one-line message is added to `problems`."""
     found: dict[int, Shrunk] = {}
     if not policy.enabled:
         return found
@@ -90,7 +96,12 @@ def shrink_all(
         if plan.shrink is None or failed is None or failed.parts[0] in checks:
             continue
         checks.add(failed.parts[0])
-        shrunk = shrink_one(plan, failed, judgement, run, budget)
+        try:
+            shrunk = shrink_one(plan, failed, judgement, run, budget)
+        except ShrinkFailed as exc:
+            if problems is not None:
+                problems.append(str(exc))
+            break
         if shrunk.plan is not plan:
             found[index] = shrunk
         if shrunk.stopped != "smallest":

@@ -66,8 +66,8 @@ def test_the_tree_folders_spec_holds_the_built_in_specs_cases() -> None:
     assert [strip(case) for case in mine["cases"]] == built_in["cases"]
     for field in ("checks", "limits"):
         assert mine[field] == built_in[field], field
-    # a lab folder's random cases are not shrunk (DESIGN.md, The smallest failing case), so
-    # the built-in spec's shrinking settings have nothing to say to it
+    # the folder shrinks its random cases with its game's own `smaller` hook, on the default
+    # budget: the built-in spec's shrinking settings are its own
     shrinking = ("shrink", "reveal_counterexample")
     assert mine["random"] == {k: v for k, v in built_in["random"].items() if k not in shrinking}
 

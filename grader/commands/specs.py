@@ -40,7 +40,7 @@ def run_verify(args: argparse.Namespace) -> int:
             targets += [load_lab(_lab_of(path), path) for path in sorted((SPECS_DIR / "examples").glob("*.yaml"))]
     failed = False
     for lab, spec in targets:
-        problems = lab.verify(spec)
+        problems = lab.verify(spec) + lab.advice(spec)
         for problem in problems:
             print(problem)
         print(f"{spec.path}: {'FAILED' if problems else 'ok'} ({len(spec.cases)} fixed cases)")

@@ -165,3 +165,16 @@ def random_case(rng, cheese=(1, 2), depth=(1, 2)):
     cells = rng.sample(floor, 3 + rng.randint(*cheese))
     board = Board(cells[0], cells[1:3], cells[3:])
     return {"world": {"maze": rows}, "call": {"board": board, "agent": 0, "depth": rng.randint(*depth)}}
+
+
+def smaller(case):
+    """Cases smaller than a failed hidden one: a ply less, then a piece of cheese gone
+    (while one is left). The grader sends the first that still fails to the student's code,
+    goes on from it, and shows the smallest it finds."""
+    call = case["call"]
+    board = call["board"]
+    if call["depth"] > 1:
+        yield {"world": case["world"], "call": {**call, "depth": call["depth"] - 1}}
+    for piece in sorted(board.cheese) if len(board.cheese) > 1 else ():
+        fewer = Board(board.mouse, board.cats, board.cheese - {piece}, board.score, board.outcome)
+        yield {"world": case["world"], "call": {**call, "board": fewer}}

@@ -81,3 +81,20 @@ def random_case(rng, heaps=(2, 3), size=(1, 5), depth=(2, 4)):
     (ranges), MAX to move."""
     piles = [rng.randint(*size) for _ in range(rng.randint(*heaps))]
     return {"call": {"heaps": piles, "depth": rng.randint(*depth), "maximizing": True}}
+
+
+def smaller(case):
+    """Cases smaller than a failed hidden one, biggest cut first: a heap gone, the search a
+    move shallower, a heap with fewer sticks. The grader sends the first that still fails
+    to the student's code, goes on from it, and shows the smallest it finds."""
+    call = case["call"]
+    heaps, depth = call["heaps"], call["depth"]
+    if len(heaps) > 1:
+        for index in range(len(heaps)):
+            yield {"call": {**call, "heaps": heaps[:index] + heaps[index + 1 :]}}
+    if depth > 1:
+        yield {"call": {**call, "depth": depth - 1}}
+    for index, size in enumerate(heaps):
+        for fewer in dict.fromkeys((size // 2, size - 1)):
+            if 0 < fewer < size:
+                yield {"call": {**call, "heaps": heaps[:index] + (fewer,) + heaps[index + 1 :]}}

@@ -100,3 +100,60 @@ def random_case(rng, branching=(2, 3), depth=(2, 4), values="int", value_range=(
     if scale != 1:
         leaves = {leaf: value * scale for leaf, value in leaves.items()}
     return {"world": {"graph": children, "terminal_nodes": leaves}, "call": {"node": root, "max_player": True}}
+
+
+# A failed hidden tree is shrunk: the grader tries these smaller trees in order, sends the
+# first on which the student's search still fails to the student's code, and goes on from it.
+
+
+def smaller(case):
+    """Smaller trees, biggest cut first: every value made its rank (small whole numbers in
+    the same order), a child dropped (the biggest subtree first), a node made a leaf (the
+    value of its first leaf), a node replaced by a grandchild, a leaf's value towards 0.
+    Each has fewer values, or as many and smaller ones (the grader checks it)."""
+    children, leaves = case["world"]["graph"], case["world"]["terminal_nodes"]
+    ranked = _ranked(leaves)
+    if all(abs(ranked[leaf]) <= abs(value) for leaf, value in leaves.items()) and ranked != leaves:
+        yield _case(case, children, ranked)
+    inner = [node for node in children if children[node]]
+    cuts = [kid for node in inner if len(children[node]) > 1 for kid in children[node]]
+    for kid in sorted(cuts, key=lambda kid: -len(_subtree(children, kid))):  # the biggest subtree first
+        gone = _subtree(children, kid)
+        kept = {n: [k for k in kids if k != kid] for n, kids in children.items() if n not in gone}
+        yield _case(case, kept, {leaf: v for leaf, v in leaves.items() if leaf not in gone})
+    for node in inner:
+        gone = _subtree(children, node)
+        first = next(n for n in gone if n in leaves)  # the subtree's first leaf, in search order
+        kept = {n: kids for n, kids in children.items() if n not in gone}
+        yield _case(case, kept, {**{leaf: v for leaf, v in leaves.items() if leaf not in gone}, node: leaves[first]})
+    for node in inner:  # a node replaced by a grandchild's subtree: every node keeps its player
+        for grandchild in (g for kid in children[node] for g in children.get(kid, ())):
+            gone = set(_subtree(children, node)) - set(_subtree(children, grandchild))
+            kept = {n: [grandchild if k == node else k for k in kids] for n, kids in children.items() if n not in gone}
+            root = grandchild if node == case["call"]["node"] else case["call"]["node"]
+            trimmed = {leaf: v for leaf, v in leaves.items() if leaf not in gone}
+            yield {"world": {"graph": kept, "terminal_nodes": trimmed}, "call": {**case["call"], "node": root}}
+    for leaf, value in leaves.items():
+        for nearer in dict.fromkeys((0, int(value / 2))):
+            if abs(nearer) < abs(value):
+                yield _case(case, children, {**leaves, leaf: nearer})
+
+
+def _case(case, children, leaves):
+    return {"world": {"graph": children, "terminal_nodes": leaves}, "call": case["call"]}
+
+
+def _subtree(children, node):
+    """`node` and everything below it, in search order."""
+    found = [node]
+    for kid in children.get(node, ()):
+        found += _subtree(children, kid)
+    return found
+
+
+def _ranked(leaves):
+    """Each value replaced by its rank among the values of its sign: -2, -1, 0, 1, 2, ..."""
+    negatives = sorted({v for v in leaves.values() if v < 0}, reverse=True)
+    positives = sorted({v for v in leaves.values() if v > 0})
+    rank = {v: -(i + 1) for i, v in enumerate(negatives)} | {v: i + 1 for i, v in enumerate(positives)}
+    return {leaf: rank.get(v, 0) for leaf, v in leaves.items()}

@@ -11,7 +11,8 @@ the grader with a LabError at game.py's line for anything wrong:
 - hooks the grader calls in its own process: `probes(call)` (where the bound specification
   is tried; default the case's own call), `after(call, move)` (the search call at the state
   after a move), `tree(call)` (the whole game tree below a state: pruned sets and pictures),
-  `random_case(rng, **settings)` (a hidden case).
+  `random_case(rng, **settings)` (a hidden case), `smaller(case)` (cases each smaller than
+  a failed hidden case, to shrink it: smaller.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from .files import LabError, SourceFile
 from .watch import DEFAULTS, ROLES
 
-HOOKS = ("setup", "encode", "decode", "probes", "after", "tree", "random_case")
+HOOKS = ("setup", "encode", "decode", "probes", "after", "tree", "random_case", "smaller")
 WINDOW = ("alpha", "beta")
 
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from reference.trees import GameTree
+
 from ...checks.bounds import BoundProbe
 from ...checks.show import is_number
-from ..kit import CasePlan
+from ..kit import CasePlan, Shrinkable, ShrinkFailed
+from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
 from .cases import FolderCase
 from .declarations import Declarations
 from .files import LabError
@@ -30,7 +33,8 @@ from .judges import (
     judge_search,
     unplain,
 )
-from .runs import FULL_WINDOW, Call, GameHooks, Run
+from .runs import FULL_WINDOW, Call, GameHooks, HookError, Run
+from .smaller import case_size, case_text, tree_of
 
 SEARCH_KINDS = ("value", "nodes", "pruned")
 
@@ -204,13 +208,22 @@ def case_plans(bench: Bench, case: FolderCase) -> list[CasePlan]:
     return plans
 
 
-def random_plan(bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool) -> CasePlan:
+def random_plan(
+    bench: Bench,
+    number: int,
+    world: dict | None,
+    call: dict[str, Any],
+    with_choice: bool,
+    request_id: str | None = None,
+) -> CasePlan:
     """One hidden case, judged on value and reads (and the choice) at once; the references
-    run on the judging thread while the student's process loads (`prepare`)."""
+    run on the judging thread while the student's process loads (`prepare`). With the
+    game's hook `smaller`, it shrinks to the cases the hook gives (each its own plan, its
+    request named after the case it came from); without it, a tree world shrinks as the
+    tree lab's random trees do (`shrinkable`)."""
     name = f"random {number}"
-    search = bench.search_case(world, call, FULL_WINDOW, ("value", "pruned"))
-    choice = bench.choice_case(world, call) if with_choice else None
-    about = (f"world = {json.dumps(world)}; " if world is not None else "") + f"call = {search.call.shown()}"
+    case = random_case(bench, world, call, with_choice)
+    search, choice = case.search, case.choice
     calls = [search.call] + ([choice.call] if choice else [])
 
     def prepare() -> None:
@@ -223,8 +236,97 @@ def random_plan(bench: Bench, number: int, world: dict | None, call: dict[str, A
 
     return CasePlan(
         name,
-        request(name, world, calls),
+        request(request_id or name, world, calls),
         ("random",),
-        partial(judge_random, case=RandomCase(search, choice, about)),
+        partial(judge_random, case=case),
         prepare=prepare,
+        shrink=shrinkable(bench, number, world, call, with_choice),
     )
+
+
+def shrinkable(
+    bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool
+) -> Shrinkable | None:
+    """How a hidden case is made smaller: by the game's hook `smaller`; else, when its
+    world is a tree the grader knows (`graph` and `terminal_nodes`, the state its root), by
+    the tree lab's own cuts; else not at all."""
+    tree = tree_of(world, call, bench.declarations.state)
+    if bench.hooks.has("smaller"):  # in words, a tree world is "a tree of 7 nodes"
+        text = tree_text(tree) if tree is not None else case_text(bench.search_call(call, FULL_WINDOW).shown(), world)
+        return Shrinkable(case_size(world, call), text, partial(smaller_plans, bench, number, world, call, with_choice))
+    if tree is None:
+        return None
+    return Shrinkable(
+        tree_size(tree), tree_text(tree), partial(smaller_tree_plans, bench, number, tree, call, with_choice)
+    )
+
+
+def random_case(bench: Bench, world: dict | None, call: dict[str, Any], with_choice: bool) -> RandomCase:
+    search = bench.search_case(world, call, FULL_WINDOW, ("value", "pruned"))
+    choice = bench.choice_case(world, call) if with_choice else None
+    about = (f"world = {json.dumps(world)}; " if world is not None else "") + f"call = {search.call.shown()}"
+    return RandomCase(search, choice, about)
+
+
+def smaller_plans(
+    bench: Bench, number: int, world: dict | None, call: dict[str, Any], with_choice: bool
+) -> Iterator[CasePlan]:
+    """The plans of the cases the game's `smaller(case)` gives for this one, in its order,
+    each checked before it is sent: a case of the lab (its call complete, its state
+    decoded, the references search it) and strictly smaller (smaller.py). Anything wrong
+    is the course's error: ShrinkFailed, one line naming game.py and the hook, in words
+    that hold nothing of the hidden case (its `detail` has all of it)."""
+    size = case_size(world, call)
+    shown = bench.search_call(call, FULL_WINDOW).shown()
+    during = f"(shrinking random {number})"
+    try:
+        for new_world, new_call in bench.hooks.smaller(world, call):
+            missing = [p for p in bench.declarations.call_params if p not in new_call]
+            if missing:
+                raise bench.hooks.error("smaller", f"yielded a call without {missing[0]!r}")
+            new_size = case_size(new_world, new_call)
+            if not new_size < size:
+                why = "a smaller case has fewer values, or as many and smaller ones"
+                raise bench.hooks.error(
+                    "smaller",
+                    f"yielded a case no smaller than the one it came from (values and magnitude {new_size} from "
+                    f"{size}): {why}",
+                    f"yielded {bench.search_call(new_call, FULL_WINDOW).shown()}, no smaller than {shown} (values and "
+                    f"magnitude {new_size} from {size}): {why}",
+                )
+            try:
+                case = random_case(bench, new_world, new_call, with_choice)  # decodes the state
+                case.search.expected()
+                if case.choice is not None:
+                    case.choice.best()
+            except LabError as exc:
+                failed = "yielded a case the lab can't search"
+                raise bench.hooks.error(
+                    "smaller", f"{failed}: {exc.file} failed on it in {exc.field}", f"{failed}: {exc}"
+                ) from None
+            yield random_plan(bench, number, new_world, new_call, with_choice, f"random {number}/smaller")
+    except HookError as exc:
+        raise ShrinkFailed(f"{exc} {during}", f"{exc.detail} {during}") from None
+    except LabError as exc:  # the game's own hook (encode, setup) on a case the hook yielded
+        said = bench.hooks.error("smaller", f"yielded a case {exc.file} failed on in {exc.field}")
+        raise ShrinkFailed(f"{said} {during}", f"{said}: {exc} {during}") from None
+
+
+def smaller_tree_plans(
+    bench: Bench, number: int, tree: GameTree, call: dict[str, Any], with_choice: bool
+) -> Iterator[CasePlan]:
+    """The plans of the tree lab's smaller trees (kit/smaller_trees.py) of a tree world, the
+    call's state their root. They are the grader's own candidates, so one the game or the
+    reference refuses is passed over, nobody's error (a reference that fails on it fails
+    its judge, which the descent passes over too)."""
+    state = bench.declarations.state
+    for smaller in smaller_trees(tree):
+        graph, leaves = smaller.to_mapping()
+        world = {"graph": graph, "terminal_nodes": leaves}
+        try:
+            plan = random_plan(
+                bench, number, world, {**call, state: smaller.root}, with_choice, f"random {number}/smaller"
+            )
+        except LabError:
+            continue
+        yield plan

@@ -13,20 +13,25 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ...checks.show import show_call
 from ...observations import FieldKind, sanitize_call
 from ...probe.runtime import error_record, plain
-from .declarations import WINDOW, Declarations, Signature
+from .declarations import WINDOW, Declarations, Signature, top_level_lines
 from .files import LabError, LabFiles, SourceFile
 from .modules import describe, error_line, load_module
+from .steps import StepsExhausted, bounded_steps
 from .watch import Watch
 
 OBSERVED_FIELDS: dict[str, FieldKind] = {"reads": "labels"}
 TRACE_LIMIT = 2000  # calls of the search kept for a picture
 FULL_WINDOW = (-math.inf, math.inf)
+# Python lines the hook `smaller` may run to give one candidate (steps.py): far more than
+# cutting a random case takes, few enough that a hook that loops is said in about a second
+SMALLER_STEPS = 1_000_000
 
 
 def to_json(value: Any) -> Any:
@@ -179,6 +184,16 @@ class Tracer:
         self.run_of.namespace[self.function] = self.original
 
 
+class HookError(LabError):
+    """The course's hook misused, said in words that hold nothing of the case (they may be
+    shown where the case is hidden); `detail`: the same line with the whole reason (the
+    problem given as `detail`), for where it is not."""
+
+    def __init__(self, file: str, line: int | None, field: str, problem: str, detail: str | None = None) -> None:
+        super().__init__(file, line, field, problem)
+        self.detail = str(LabError(file, line, field, detail)) if detail else str(self)
+
+
 class GameHooks:
     """The game's hooks (declarations.py), on a game module of their own, set up for the
     case before each use. A hook that raises is the instructor's: a LabError at its line."""
@@ -191,6 +206,10 @@ class GameHooks:
 
     def has(self, hook: str) -> bool:
         return hook in self.declarations.hooks
+
+    def error(self, hook: str, problem: str, detail: str | None = None) -> HookError:
+        """The course's error in one of the game's hooks, at the line that defines it."""
+        return HookError(self.source.shown, top_level_lines(self.source).get(hook), hook, problem, detail)
 
     def label(self, state: Any) -> str:
         with self._lock:
@@ -274,3 +293,51 @@ class GameHooks:
                 return self.module.random_case(rng, **settings)
             except (Exception, SystemExit) as exc:
                 raise LabError(self.source.shown, error_line(exc, self.source), "random_case", describe(exc)) from None
+
+    def smaller(self, world: dict | None, call: dict[str, Any]) -> Iterator[tuple[dict | None, dict[str, Any]]]:
+        """The game's `smaller(case)` candidates for the case (world, call), each as JSON
+        (world, call) as random_case's are, pulled one at a time (a generator runs only as
+        far as shrinking goes), each pull with the case's world set up again and at most
+        SMALLER_STEPS lines. Anything wrong is a LabError at the hook."""
+        case = {"world": world, "call": self.decoded(world, call)}
+        found = self._bounded_smaller(world, lambda: self.module.smaller(case))
+        if isinstance(found, (dict, str, bytes)) or not isinstance(found, Iterable):
+            raise self.error("smaller", f"must yield (or return a list of) cases, not {type(found).__name__}")
+        candidates = iter(found)
+        while True:
+            try:
+                item = self._bounded_smaller(world, lambda: next(candidates))
+            except StopIteration:
+                return
+            yield self.smaller_case(item)
+
+    def smaller_case(self, item: Any) -> tuple[dict | None, dict[str, Any]]:
+        """One candidate the hook gave, as JSON (world, call), or a LabError at the hook."""
+        if not isinstance(item, dict) or not isinstance(item.get("call"), dict):
+            kind = type(item).__name__
+            raise self.error("smaller", f'must yield cases {{"call": {{...}}}} (and maybe "world"), not a {kind}')
+        world = item.get("world")
+        if world is not None and (not isinstance(world, dict) or not self.has("setup")):
+            raise self.error("smaller", "yielded a world, which must be a dict of setup(**world)'s arguments")
+        try:
+            world = to_json(world)
+        except (TypeError, ValueError) as exc:
+            raise self.error("smaller", f"yielded a world that is not JSON ({exc})") from None
+        return world, self.encoded(world, item["call"], "smaller")
+
+    def _bounded_smaller(self, world: dict | None, step: Callable[[], Any]) -> Any:
+        """`step()` (the hook, or its next candidate) with `world` set up, at most
+        SMALLER_STEPS lines; StopIteration passes, anything else is a LabError at the hook."""
+        with self._lock:
+            try:
+                self.watch.begin(world)
+                with bounded_steps(SMALLER_STEPS):
+                    return step()
+            except StopIteration:
+                raise
+            except StepsExhausted as exc:
+                raise self.error("smaller", str(exc)) from None
+            except (Exception, SystemExit) as exc:
+                line = error_line(exc, self.source) or top_level_lines(self.source).get("smaller")
+                said = f"raised {type(exc).__name__}"
+                raise HookError(self.source.shown, line, "smaller", said, describe(exc)) from None

@@ -6,22 +6,32 @@
 - a bug replay that reads and returns what reference.py does on every case: no student
   could be told to have it;
 - a reference, variant or hook that fails on a case, and random settings that don't work.
+
+And as advice (FolderLab.advice: `specs verify` says it, the check before a grading does
+not, since a broken hook only leaves a case unshrunk): a hook `smaller` that, on the first
+random cases, fails, yields a case that is not smaller or that the lab can't search, or
+yields other cases when asked again.
 """
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from ...spec import Spec
+from ..kit import ShrinkFailed
 from ..kit.messages import mismatch
 from .cases import FolderCase
 from .files import LabError
 from .judges import unplain
-from .plans import Bench
+from .plans import Bench, smaller_plans
 from .replays import labels
 
 if TYPE_CHECKING:
     from .adapter import FolderLab
+
+SMALLER_CASES = 3  # random cases (seed 0) whose smaller cases are checked
+SMALLER_CANDIDATES = 60  # candidates checked of each (more than the default budget of 40 requests)
 
 
 def verify_lab(lab: FolderLab, spec: Spec) -> list[str]:
@@ -46,6 +56,37 @@ def verify_lab(lab: FolderLab, spec: Spec) -> list[str]:
                 bench.value(world, call)
         except LabError as exc:
             problems.append(f"{exc} (a random case)")
+    return problems
+
+
+def verify_smaller(lab: FolderLab, spec: Spec, bench: Bench) -> list[str]:
+    """The hook `smaller` on the first random cases (seed 0): every candidate it gives (up
+    to SMALLER_CANDIDATES) is a case of the lab and strictly smaller (smaller_plans checks
+    both), and asking again gives the same candidates (shrinking must be a function of the
+    case, or the same submission would show another example on another run)."""
+    if not bench.hooks.has("smaller"):
+        return []
+    with_choice = bench.declarations.choose is not None and spec.policy("choice") is not None
+    problems = []
+    for number, (world, call) in enumerate(lab.random_cases(spec, 0)[:SMALLER_CASES], 1):
+        try:
+            asked = [
+                [
+                    plan.request
+                    for plan in islice(smaller_plans(bench, number, world, call, with_choice), SMALLER_CANDIDATES)
+                ]
+                for _ in range(2)
+            ]
+        except ShrinkFailed as exc:
+            problems.append(exc.detail)  # seed 0's cases are no secret
+            continue
+        if asked[0] != asked[1]:
+            error = bench.hooks.error(
+                "smaller",
+                f"gave other cases when asked again for random {number}: it must depend on the case alone "
+                "(no random draws, nothing kept between calls)",
+            )
+            problems.append(str(error))
     return problems
 
 

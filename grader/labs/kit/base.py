@@ -83,6 +83,20 @@ class Shrinkable:
     smaller: Callable[[], Iterable[CasePlan]]
 
 
+class ShrinkFailed(Exception):
+    """A lab's own way of making a case smaller failed: the course's error, not the
+    student's (a lab folder's hook `smaller` that raised, looped or gave a case that is not
+    smaller or not valid). Raised while `Shrinkable.smaller()` is iterated; shrinking stops
+    there, the case is not shrunk, the grade is unchanged, and the message (one line naming
+    the file and the hook) goes to the report's notes. Notes reach a student's feedback
+    page, so the message holds nothing of the hidden case; `detail` is the whole reason,
+    for where the case is not hidden (`abgrade specs verify` on seed 0's cases)."""
+
+    def __init__(self, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.detail = detail or message
+
+
 class LabCase(Protocol):
     """A fixed case of a spec, validated as it is read; it recomputes its own expectations."""
 
@@ -165,6 +179,12 @@ class Lab(ABC):
         if spec.random:
             self.check_random(spec)  # the generator settings must work
         return problems
+
+    def advice(self, spec: Spec) -> list[str]:
+        """Problems `abgrade specs verify` reports that don't stop a grading (the check
+        before `grade` leaves them out): a lab folder's optional hook `smaller`, whose failure
+        only leaves a case unshrunk. Default: none."""
+        return []
 
     @abstractmethod
     def cases(self, spec: Spec) -> Sequence[LabCase]:
