@@ -57,6 +57,10 @@ class SearchRules:
     # (beta, alpha), or (-inf, inf) whatever the node's bounds
     late_cutoff: bool = False  # test the cut-off on the bounds before the child just read: one child late
     swap_updates: bool = False  # MAX nodes lower beta and MIN nodes raise alpha
+    # "bounds": cut once alpha (cutoff) beta; "value" (AIMA's `if v >= beta: return v`): a MAX node
+    # once its value (cutoff) beta, a MIN node once alpha (cutoff) its value. The same unless a
+    # node is entered with alpha >= beta, which only a bug's window does.
+    cut_test: Literal["bounds", "value"] = "bounds"
 
     def cuts(self, alpha: float, beta: float) -> bool:
         if self.cutoff == ">=":
@@ -133,9 +137,14 @@ def _search(
     child_is_max = not max_player if rules.alternate else max_player
     best = -inf if max_player else inf
     raises_alpha = max_player != rules.swap_updates
+    # a bug's replay only: the course's search takes none of these branches
+    passes_window, late, on_bounds = rules.child_window == "passed", rules.late_cutoff, rules.cut_test == "bounds"
     for child in children:
-        value = _search(tree, child, *_child_window(rules, alpha, beta), child_is_max, rules, trace)
-        if rules.late_cutoff and rules.cuts(alpha, beta):
+        if passes_window:
+            value = _search(tree, child, alpha, beta, child_is_max, rules, trace)
+        else:
+            value = _search(tree, child, *_child_window(rules, alpha, beta), child_is_max, rules, trace)
+        if late and _cuts(rules, max_player, alpha, beta, best):
             break  # the bounds of the children before this one would have cut before reading it
         best = max(best, value) if max_player else min(best, value)
         if raises_alpha:
@@ -144,12 +153,19 @@ def _search(
         elif rules.lower_beta:
             beta = min(beta, best)
         trace.alphas_betas.append((node, alpha, beta))
-        if rules.cuts(alpha, beta) and not rules.late_cutoff:
+        if not late and (rules.cuts(alpha, beta) if on_bounds else _cuts(rules, max_player, alpha, beta, best)):
             break
     if rules.fail == "hard":
         best = min(max(best, entry_alpha), entry_beta)
     trace.returned[node] = best
     return best
+
+
+def _cuts(rules: SearchRules, max_player: bool, alpha: float, beta: float, best: Number) -> bool:
+    """Whether a node stops reading its children, as `rules.cut_test` says."""
+    if rules.cut_test == "bounds":
+        return rules.cuts(alpha, beta)
+    return rules.cuts(best, beta) if max_player else rules.cuts(alpha, best)
 
 
 def _child_window(rules: SearchRules, alpha: float, beta: float) -> tuple[float, float]:
