@@ -41,7 +41,8 @@ def test_the_table_holds_the_classic_bugs_and_the_new_ones():
     assert set(DIAGNOSIS_HINTS) == set(BUGGY_SEARCHES) | {HARDCODED_ANSWER.name}
     assert {"no_pruning", "strict_cutoff", "alpha_never_updated", "beta_never_updated", "reversed_children",
             "no_alternation", "min_at_root", "max_starts_at_zero", "min_starts_at_zero",
-            "hardcoded_answer"} == set(DIAGNOSIS_HINTS)  # fmt: skip
+            "hardcoded_answer", "window_swapped", "window_not_passed", "late_cutoff",
+            "bound_updates_swapped"} == set(DIAGNOSIS_HINTS)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", NAMES)
