@@ -101,7 +101,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "late_cutoff",
         SearchRules(late_cutoff=True),
-        "Test alpha >= beta right after updating the bound with the child just read, before reading the next child.",
+        "Test for the cut-off as soon as the bound has taken in the child just read, not after reading the next child.",
     ),
     Bug(
         "bound_updates_swapped",

@@ -206,7 +206,7 @@ def test_bugs_change_the_course_trees_reads(course_tree):
 
 
 def test_the_bug_settings_are_off_in_the_course_search():
-    assert COURSE_RULES == SearchRules() and (COURSE_RULES.child_window, COURSE_RULES.cut_test) == ("passed", "bounds")
+    assert SearchRules() == COURSE_RULES and (COURSE_RULES.child_window, COURSE_RULES.cut_test) == ("passed", "bounds")
     assert not COURSE_RULES.late_cutoff and not COURSE_RULES.swap_updates
 
 
