@@ -181,6 +181,15 @@ def test_each_newer_bug_alone_explains_its_own_search_on_every_case(name, spec_f
     assert failed and named == {name}
 
 
+def test_a_swapped_window_written_the_aima_way_is_named_too():
+    """`if v >= beta: return v` reads otherwise than `alpha >= beta` once a child is handed
+    alpha > beta: `window_swapped`'s other way (Bug.also) explains it."""
+    rules = SearchRules(child_window="swapped", cut_test="value")
+    aima: Search = lambda tree, node, alpha, beta, max_player: run_search(tree, node, alpha, beta, max_player, rules)  # noqa: E731
+    failed, named = judged_as(aima, BUNDLED, range(1, 3))
+    assert failed and named == {"window_swapped"}
+
+
 @pytest.mark.parametrize(
     ("spec_file", "cutoff", "fail"), [(BUNDLED, ">=", "soft"), (BUNDLED, ">=", "hard"), (STRICT, ">", "soft")]
 )
