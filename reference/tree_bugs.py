@@ -3,7 +3,10 @@
 If a submission's reads match one of these traces exactly, the grader can name the bug and show
 its hint. The table `BUGS` is the data (name, setting, hint); the search itself is
 `tree_search.run_search`, shared with the reference, except for a wrong starting value, which
-`run_search` fixes at -inf/+inf and so gets a small search of its own here.
+`run_search` fixes at -inf/+inf and so gets a small search of its own here. A mistake that
+hands a child a window with alpha >= beta (`window_swapped`) reads differently depending on
+whether the cut-off tests the bounds or the value (AIMA's `if v >= beta: return v`): such a bug
+lists the other way in `also`, and a submission matches the bug if it reads as either.
 
 One mistake no search reproduces: an answer typed in for the course's example tree, returned
 whatever the tree (`HARDCODED_ANSWER`); the grader recognises it from its reads (none) and its
@@ -30,6 +33,9 @@ class Bug:
     hint: str  # one line, addressed to the student
     swaps_roles: bool = False  # max_player=True minimises (and False maximises)
     starts: tuple[float, float] = COURSE_STARTS  # best value before the first child: (MAX, MIN)
+    # other common ways of writing the same mistake that read differently (a bug that hands a
+    # child a window with alpha >= beta: the cut-off tested on the bounds or on the value)
+    also: tuple[SearchRules, ...] = ()
 
 
 BUGS: tuple[Bug, ...] = (
@@ -81,6 +87,27 @@ BUGS: tuple[Bug, ...] = (
         "At a MIN node start v at math.inf, not 0: when every child is positive, 0 wrongly wins.",
         starts=(-inf, 0),
     ),
+    Bug(
+        "window_swapped",
+        SearchRules(child_window="swapped"),
+        "Hand the window on in order: alphabeta(child, alpha, beta, not max_player), not (child, beta, alpha, ...).",
+        also=(SearchRules(child_window="swapped", cut_test="value"),),
+    ),
+    Bug(
+        "window_not_passed",
+        SearchRules(child_window="full"),
+        "Pass your current alpha and beta to each child, not -inf and inf: below a node, prune on its bounds too.",
+    ),
+    Bug(
+        "late_cutoff",
+        SearchRules(late_cutoff=True),
+        "Test for the cut-off as soon as the bound has taken in the child just read, not after reading the next child.",
+    ),
+    Bug(
+        "bound_updates_swapped",
+        SearchRules(swap_updates=True),
+        "A MAX node raises alpha (alpha = max(alpha, v)) and a MIN node lowers beta (beta = min(beta, v)), not the reverse.",
+    ),
 )
 
 
@@ -104,15 +131,32 @@ def bugs_for(cutoff: str = ">=") -> tuple[Bug, ...]:
     return tuple(
         INCLUSIVE_CUTOFF
         if bug.name == "strict_cutoff"
-        else replace(bug, rules=replace(bug.rules, cutoff=">") if bug.rules.cutoff == ">=" else bug.rules)
+        else replace(bug, rules=_strict(bug.rules), also=tuple(_strict(rules) for rules in bug.also))
         for bug in BUGS
     )
 
 
-def buggy_calls(cutoff: str = ">=") -> dict[str, Callable[[GameTree, str, float, float, bool], SearchResult]]:
-    """name -> the call `alphabeta(node, alpha, beta, max_player)` written with that bug, for a
-    course that cuts off on `cutoff`."""
-    return {bug.name: partial(call_with_bug, bug) for bug in bugs_for(cutoff)}
+def _strict(rules: SearchRules) -> SearchRules:
+    """`rules` on a course that cuts off only when alpha > beta (a search that never cuts stays so)."""
+    return replace(rules, cutoff=">") if rules.cutoff == ">=" else rules
+
+
+def buggy_calls(
+    cutoff: str = ">=",
+) -> dict[str, Callable[[GameTree, str, float, float, bool], tuple[SearchResult, ...]]]:
+    """name -> the call `alphabeta(node, alpha, beta, max_player)` written with that bug in each
+    of its common ways (the first: `call_with_bug`'s), for a course that cuts off on `cutoff`."""
+    return {bug.name: partial(calls_with_bug, bug) for bug in bugs_for(cutoff)}
+
+
+def calls_with_bug(
+    bug: Bug, tree: GameTree, node: str, alpha: float, beta: float, max_player: bool
+) -> tuple[SearchResult, ...]:
+    """What `alphabeta(node, alpha, beta, max_player)` written with `bug` reads and returns, in
+    each of the bug's common ways (`Bug.also`)."""
+    first = call_with_bug(bug, tree, node, alpha, beta, max_player)
+    role = not max_player if bug.swaps_roles else max_player
+    return (first, *(run_search(tree, node, alpha, beta, role, rules) for rules in bug.also))
 
 
 def call_with_bug(bug: Bug, tree: GameTree, node: str, alpha: float, beta: float, max_player: bool) -> SearchResult:

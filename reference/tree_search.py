@@ -52,6 +52,15 @@ class SearchRules:
     reverse_children: bool = False  # visit children last to first
     alternate: bool = True  # children play the other role
     fail: Literal["soft", "hard"] = "soft"  # soft: return the best value found; hard: clamp it to the window
+    # The settings below are only ever on in a classic bug's replay (reference/tree_bugs.py).
+    child_window: Literal["passed", "swapped", "full"] = "passed"  # each child's window: (alpha, beta),
+    # (beta, alpha), or (-inf, inf) whatever the node's bounds
+    late_cutoff: bool = False  # test the cut-off on the bounds before the child just read: one child late
+    swap_updates: bool = False  # MAX nodes lower beta and MIN nodes raise alpha
+    # "bounds": cut once alpha (cutoff) beta; "value" (AIMA's `if v >= beta: return v`): a MAX node
+    # once its value (cutoff) beta, a MIN node once alpha (cutoff) its value. The same unless a
+    # node is entered with alpha >= beta, which only a bug's window does.
+    cut_test: Literal["bounds", "value"] = "bounds"
 
     def cuts(self, alpha: float, beta: float) -> bool:
         if self.cutoff == ">=":
@@ -127,23 +136,45 @@ def _search(
     children = tree.children[node][::-1] if rules.reverse_children else tree.children[node]
     child_is_max = not max_player if rules.alternate else max_player
     best = -inf if max_player else inf
+    raises_alpha = max_player != rules.swap_updates
+    # a bug's replay only: the course's search takes none of these branches
+    passes_window, late, on_bounds = rules.child_window == "passed", rules.late_cutoff, rules.cut_test == "bounds"
     for child in children:
-        value = _search(tree, child, alpha, beta, child_is_max, rules, trace)
-        if max_player:
-            best = max(best, value)
+        if passes_window:
+            value = _search(tree, child, alpha, beta, child_is_max, rules, trace)
+        else:
+            value = _search(tree, child, *_child_window(rules, alpha, beta), child_is_max, rules, trace)
+        if late and _cuts(rules, max_player, alpha, beta, best):
+            break  # the bounds of the children before this one would have cut before reading it
+        best = max(best, value) if max_player else min(best, value)
+        if raises_alpha:
             if rules.raise_alpha:
                 alpha = max(alpha, best)
-        else:
-            best = min(best, value)
-            if rules.lower_beta:
-                beta = min(beta, best)
+        elif rules.lower_beta:
+            beta = min(beta, best)
         trace.alphas_betas.append((node, alpha, beta))
-        if rules.cuts(alpha, beta):
+        if not late and (rules.cuts(alpha, beta) if on_bounds else _cuts(rules, max_player, alpha, beta, best)):
             break
     if rules.fail == "hard":
         best = min(max(best, entry_alpha), entry_beta)
     trace.returned[node] = best
     return best
+
+
+def _cuts(rules: SearchRules, max_player: bool, alpha: float, beta: float, best: Number) -> bool:
+    """Whether a node stops reading its children, as `rules.cut_test` says."""
+    if rules.cut_test == "bounds":
+        return rules.cuts(alpha, beta)
+    return rules.cuts(best, beta) if max_player else rules.cuts(alpha, best)
+
+
+def _child_window(rules: SearchRules, alpha: float, beta: float) -> tuple[float, float]:
+    """The window a node hands to each child (a bug's replay may hand another than its own)."""
+    if rules.child_window == "passed":
+        return alpha, beta
+    if rules.child_window == "swapped":
+        return beta, alpha
+    return -inf, inf
 
 
 _TRUE_VALUES: WeakKeyDictionary[GameTree, dict[str, Number]] = WeakKeyDictionary()

@@ -893,6 +893,21 @@ def test_class_batch_exports(tree_class, uninterrupted):
 
 
 @pytest.mark.slow
+def test_class_summary_names_each_newer_bug_with_its_hint_and_student(tree_class, uninterrupted):
+    """The class's misconceptions (the printed summary): the tree lab's four newer classic
+    bugs, each with its one-line hint and the student whose file has it."""
+    from reference.tree_bugs import DIAGNOSIS_HINTS
+
+    _, run = uninterrupted
+    lines = run.stdout.splitlines()
+    student_of = {fixture: student for student, fixture in tree_class.fixture_of.items()}
+    for bug in ("window_swapped", "window_not_passed", "late_cutoff", "bound_updates_swapped"):
+        (at,) = [i for i, line in enumerate(lines) if line.split()[:1] == [bug]]
+        assert lines[at].endswith(f"1 student  {DIAGNOSIS_HINTS[bug]}"), lines[at]
+        assert lines[at + 1].strip() == student_of[f"bug_{bug}"], lines[at + 1]
+
+
+@pytest.mark.slow
 @pytest.mark.timing
 def test_sigkill_in_the_middle_then_resume_grades_only_the_missing(tree_class, uninterrupted, tmp_path):
     reference, _ = uninterrupted

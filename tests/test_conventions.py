@@ -66,6 +66,25 @@ def test_the_bundled_spec_still_calls_the_strict_cutoff_the_bug(grade):
     assert {d for t in report.tests for d in t.diagnoses} == {"strict_cutoff"}
 
 
+def test_a_newer_bug_written_for_the_strict_course_is_named_in_the_courses_words(grade, strict_spec, tmp_path):
+    """bug_late_cutoff with the course's `alpha > beta`: still one child late, so named
+    `late_cutoff` alone, with a hint that holds in this course too (the replays of the four
+    newer bugs under every strict case: tests/test_diagnoses.py)."""
+    from reference.tree_bugs import hints_for
+
+    source = (TREE / "bug_late_cutoff.py").read_text()
+    assert source.count("alpha >= beta") == 1
+    strict = tmp_path / "late_strict.py"
+    strict.write_text(source.replace("alpha >= beta", "alpha > beta"))
+    report = grade(strict, spec=strict_spec)
+    assert failing_kinds(report) == {"nodes", "pruned", "random"}, explain(report)
+    assert {d for t in report.tests for d in t.diagnoses} == {"late_cutoff"}, explain(report)
+    hints = hints_for(">")
+    assert all(f"Likely cause: {hints['late_cutoff']}" in t.output for t in report.tests if t.diagnoses)
+    for bug in ("window_swapped", "window_not_passed", "late_cutoff", "bound_updates_swapped"):
+        assert ">=" not in hints[bug], bug  # no word of the bundled course's cut-off
+
+
 def with_conventions(tmp_path: Path, text: str, name: str = "tree.yaml") -> Path:
     """specs/tree.yaml with `text` (a `conventions:` block) after its title."""
     bundled = spec_path("tree").read_text()

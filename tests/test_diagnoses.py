@@ -9,17 +9,25 @@ in `TestResult.diagnoses`, in the terminal summary (its hint), in results.json (
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from html import escape
 from math import inf
 from pathlib import Path
 
 import pytest
 
+from grader.grading import _consistent_bugs
+from grader.labs import get_lab
 from grader.report.gradescope import results_json
 from grader.report.html import render_html
 from grader.report.terminal import summary
-from reference.tree_bugs import BUGGY_CALLS, BUGGY_SEARCHES, DIAGNOSIS_HINTS, HARDCODED_ANSWER
+from grader.spec import load_spec
+from reference.tree_bugs import BUGGY_CALLS, BUGGY_SEARCHES, DIAGNOSIS_HINTS, HARDCODED_ANSWER, bugs_for, call_with_bug
+from reference.tree_search import SearchResult, SearchRules, run_search
 from reference.trees import GameTree
+
+from .conftest import PROJECT_DIR
 
 DIAGNOSES = Path(__file__).resolve().parent / "fixtures" / "diagnoses"
 NAMES = sorted(DIAGNOSIS_HINTS)
@@ -41,7 +49,8 @@ def test_the_table_holds_the_classic_bugs_and_the_new_ones():
     assert set(DIAGNOSIS_HINTS) == set(BUGGY_SEARCHES) | {HARDCODED_ANSWER.name}
     assert {"no_pruning", "strict_cutoff", "alpha_never_updated", "beta_never_updated", "reversed_children",
             "no_alternation", "min_at_root", "max_starts_at_zero", "min_starts_at_zero",
-            "hardcoded_answer"} == set(DIAGNOSIS_HINTS)  # fmt: skip
+            "hardcoded_answer", "window_swapped", "window_not_passed", "late_cutoff",
+            "bound_updates_swapped"} == set(DIAGNOSIS_HINTS)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -116,3 +125,75 @@ def test_root_reads_alone_cannot_tell_three_bugs_apart_but_narrowed_windows_can(
         "alpha_never_updated": everything,
         "beta_never_updated": ["a", "b", "d", "e"],
     }
+
+
+# --- the four bugs added last, against every case a grading asks -------------------------------
+
+NEWER = ("window_swapped", "window_not_passed", "late_cutoff", "bound_updates_swapped")
+Search = Callable[[GameTree, str, float, float, bool], SearchResult]
+
+
+def judged_as(search: Search, spec_file: Path, seeds: range) -> tuple[set[str], set[str]]:
+    """(the check kinds failed, the bugs named) when `search` answers every request of a
+    grading (fixed cases, bounds probes, the random trees of each seed), judged by the lab's
+    own judges and kept only when consistent with every request, as grading.py does. The
+    search runs here rather than in a student process: this is about the replays, not the
+    observer (the fixtures above are graded for real)."""
+    lab, spec = get_lab("tree"), load_spec(spec_file)
+    failed: set[str] = set()
+    named: set[str] = set()
+    for seed in seeds:
+        judgements = []
+        for plan in lab.plans(spec, seed):
+            tree = GameTree.from_mapping(plan.request["graph"], plan.request["terminal_nodes"])
+            answers = [search(tree, *call) for call in plan.request["calls"]]
+            observed = [{"returned": a.value, "error": None, "reads": a.trace.order, "seconds": 0.0} for a in answers]
+            judgements.append(plan.judge(observed))
+        consistent = _consistent_bugs(judgements)
+        for judgement in judgements:
+            for kind, verdict in judgement.verdicts.items():
+                if not verdict.passed:
+                    failed.add(kind)
+                    named.update(d for d in verdict.diagnoses if consistent is None or d in consistent)
+    return failed, named
+
+
+def replay_of(name: str, cutoff: str) -> Search:
+    (bug,) = [bug for bug in bugs_for(cutoff) if bug.name == name]
+    return partial(call_with_bug, bug)
+
+
+def course_search(cutoff: str, fail: str) -> Search:
+    rules = SearchRules(cutoff=cutoff, fail=fail)  # type: ignore[arg-type]
+    return lambda tree, node, alpha, beta, max_player: run_search(tree, node, alpha, beta, max_player, rules)
+
+
+BUNDLED, STRICT = PROJECT_DIR / "specs" / "tree.yaml", PROJECT_DIR / "specs" / "examples" / "tree-strict.yaml"
+
+
+@pytest.mark.parametrize("name", NEWER)
+@pytest.mark.parametrize(("spec_file", "cutoff"), [(BUNDLED, ">="), (STRICT, ">")], ids=["bundled", "strict"])
+def test_each_newer_bug_alone_explains_its_own_search_on_every_case(name, spec_file, cutoff):
+    """The course's example tree and the other fixed cases, their narrowed windows, and the
+    hidden random trees of three seeds: the bug's search (written for that course's cut-off)
+    loses points and is named as that bug and no other."""
+    failed, named = judged_as(replay_of(name, cutoff), spec_file, range(1, 4))
+    assert failed and named == {name}
+
+
+def test_a_swapped_window_written_the_aima_way_is_named_too():
+    """`if v >= beta: return v` reads otherwise than `alpha >= beta` once a child is handed
+    alpha > beta: `window_swapped`'s other way (Bug.also) explains it."""
+    rules = SearchRules(child_window="swapped", cut_test="value")
+    aima: Search = lambda tree, node, alpha, beta, max_player: run_search(tree, node, alpha, beta, max_player, rules)  # noqa: E731
+    failed, named = judged_as(aima, BUNDLED, range(1, 3))
+    assert failed and named == {"window_swapped"}
+
+
+@pytest.mark.parametrize(
+    ("spec_file", "cutoff", "fail"), [(BUNDLED, ">=", "soft"), (BUNDLED, ">=", "hard"), (STRICT, ">", "soft")]
+)
+def test_the_course_search_is_never_taken_for_a_bug(spec_file, cutoff, fail):
+    """The same cases answered by the course's own search, fail-soft and fail-hard: nothing
+    fails, so nothing is named (a diagnosis only ever explains a failure)."""
+    assert judged_as(course_search(cutoff, fail), spec_file, range(1, 4)) == (set(), set())

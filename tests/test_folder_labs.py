@@ -81,6 +81,32 @@ def test_a_classic_bug_is_named_with_its_hint(lab: Path, fixture: str, bug: str)
     assert f'data-name="{bug}"' in render_html(report)
 
 
+def test_a_search_that_never_calls_the_watched_successors_is_told_so() -> None:
+    """Nim counts the positions a search expands through successors(heaps); a right search
+    that makes them with moves and play keeps its value, bounds and choice points and loses
+    the reads, with a hint that says what the lab watches and which function it never saw."""
+    report = grade("unwatched_moves_and_play", NIM)
+    assert {t.kind for t in report.tests if not t.passed} == {"nodes", "pruned", "random"}, explain(report)
+    first = next(t for t in report.tests if t.kind == "nodes" and not t.passed)
+    assert "Hint: Your search never called successors(...) (the reference does, " in first.output, first.output
+    assert "only through successors, utility, evaluate" in first.output
+
+
+def test_the_unwatched_hint_names_only_the_labs_functions() -> None:
+    """The search's counts come from the student's process: they only decide whether a
+    watched function was called, never what the hint says."""
+    from grader.labs.generic.judges import unwatched_hint
+
+    case = type("Case", (), {"watched": ("successors", "utility", "evaluate")})()
+    reference = {"counts": {"successors": 14, "utility": 3, "evaluate": 0}}
+    forged = {"counts": {"successors": "many", "utility": True, "\x1b[2J": 10**9}}
+    hint = unwatched_hint(case, forged, reference)  # type: ignore[arg-type]
+    assert hint.startswith("Your search never called successors(...) or utility(...) (the reference does, 17 times")
+    assert "\x1b" not in hint and "many" not in hint
+    assert unwatched_hint(case, {"counts": {"successors": 1, "utility": 1}}, reference) == ""  # type: ignore[arg-type]
+    assert unwatched_hint(case, {"counts": None}, {"counts": []}) == ""  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
 def short_limits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The examples' specs with a 1 s case limit, for submissions that hang: a request that

@@ -40,6 +40,7 @@ PARITY = [
     ("tree", "correct_shadows_builtins"),  # numpy's star import and builtins' names in the kernel
     ("tree", "bug_strict_cutoff"),
     ("tree", "bug_no_pruning"),
+    ("tree", "bug_window_swapped"),  # a diagnosis on every kind, bounds included
     ("negamax", "course"),
     ("negamax", "fail_hard"),
     ("negamax", "window_not_swapped"),
@@ -60,6 +61,7 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture):
     as_nb = grade_submission(notebook, lab, spec, seed=5)
     assert scores(as_nb) == scores(as_py)
     assert [(t.name, t.passed) for t in as_nb.tests] == [(t.name, t.passed) for t in as_py.tests]
+    assert [t.diagnoses for t in as_nb.tests] == [t.diagnoses for t in as_py.tests]  # the same likely causes
 
 
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):

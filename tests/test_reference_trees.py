@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference.random_trees import level_letters, random_tree, random_trees
-from reference.tree_bugs import BUG_HINTS, BUGGY_SEARCHES
-from reference.tree_search import SearchResult, alphabeta, minimax, true_value
+from reference.tree_bugs import BUG_HINTS, BUGGY_CALLS, BUGGY_SEARCHES, buggy_calls
+from reference.tree_search import COURSE_RULES, SearchResult, SearchRules, alphabeta, minimax, true_value
 from reference.trees import GameTree, TreeError
 
 # The course's tree (facts from the `tree` lab's handout).
@@ -205,6 +205,48 @@ def test_bugs_change_the_course_trees_reads(course_tree):
     assert changed == set(BUGGY_SEARCHES) - {"strict_cutoff", "max_starts_at_zero"}
 
 
+def test_the_bug_settings_are_off_in_the_course_search():
+    assert SearchRules() == COURSE_RULES and (COURSE_RULES.child_window, COURSE_RULES.cut_test) == ("passed", "bounds")
+    assert not COURSE_RULES.late_cutoff and not COURSE_RULES.swap_updates
+
+
+def test_four_more_bugs_read_what_their_mistake_reads_on_the_course_tree(course_tree):
+    """The course's search reads 27 nodes and never d4, e7, e8, e14 (value 4)."""
+    reference = alphabeta(course_tree).trace.order
+
+    def extra_and_missed(name: str) -> tuple[list[str], list[str], float]:
+        result = BUGGY_SEARCHES[name](course_tree)
+        order = result.trace.order
+        return [n for n in order if n not in reference], [n for n in reference if n not in order], result.value
+
+    # one child late: c1 reads d4 (down its first child, e7, where the window it was handed is
+    # already closed) and d8 reads e14 before they stop; the values are the course's
+    assert extra_and_missed("late_cutoff") == (["d4", "e7", "e14"], [], 4)
+    # each child on (-inf, inf): nothing below the root prunes, and the root's own window can't
+    assert extra_and_missed("window_not_passed") == (["d4", "e7", "e8", "e14"], [], 4)
+    # (beta, alpha) = (inf, -inf) below the root: a MIN child stops after its first child
+    assert extra_and_missed("window_swapped")[2] == 9 and "c1" in extra_and_missed("window_swapped")[1]
+    # a MAX node lowers beta to its first child's value, and stops where it should go on
+    assert extra_and_missed("bound_updates_swapped")[2] == 9
+
+
+def test_a_window_not_passed_down_prunes_only_at_the_called_node(course_tree):
+    """Called at the root below its value 4, (-inf, 0): b0's subtree (value 0) is read whole,
+    d4 included, and only the root's own cut-off stops b1."""
+    order = BUGGY_CALLS["window_not_passed"](course_tree, "a0", -inf, 0, True).trace.order
+    assert order == ["a0", *course_tree.subtree("b0")]
+    assert alphabeta(course_tree, "a0", -inf, 0, True).trace.order == [n for n in order if n not in ("d4", "e7", "e8")]
+
+
+def test_a_swapped_window_reads_as_either_way_of_testing_the_cutoff():
+    """Below a node called with a narrowed window, (beta, alpha) has alpha > beta: a cut-off
+    on the bounds stops at once, AIMA's `if v <= alpha: return v` only if the value allows."""
+    tree = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]}, {"d": 3, "e": 5, "f": 2, "g": 9})
+    on_bounds, on_value = buggy_calls(">=")["window_swapped"](tree, "a", 0, 1, True)
+    assert on_bounds.trace.order == ["a", "b", "d"] and on_value.trace.order == ["a", "b", "d", "e"]
+    assert BUGGY_CALLS["window_swapped"](tree, "a", 0, 1, True).trace.order == on_bounds.trace.order
+
+
 # --- random trees ------------------------------------------------------------------------------
 
 
@@ -344,5 +386,7 @@ def test_buggy_searches_return_full_traces(tree):
             assert is_preorder_subsequence(tree, trace.order), name
         assert set(trace.order).isdisjoint(trace.pruned) and set(trace.order) | trace.pruned == set(tree.nodes())
         assert result.nodes == len(trace.expanded) + len(trace.opened)
-    for name in ("no_pruning", "strict_cutoff", "reversed_children"):  # wasteful or reordered, still right
+    # wasteful or reordered, still right (a late cut-off's extra child never counts: its value
+    # is dropped, or is beyond the bound that cut)
+    for name in ("no_pruning", "strict_cutoff", "reversed_children", "window_not_passed", "late_cutoff"):
         assert BUGGY_SEARCHES[name](tree).value == true_value(tree), name

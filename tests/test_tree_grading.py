@@ -197,6 +197,35 @@ BUGS = (
             "bounds": "returned 0",
         },
     ),
+    # A window passed on as (beta, alpha): below the root a node starts closed and reads one child.
+    BugCase(
+        "bug_window_swapped",
+        EVERYTHING,
+        "window_swapped",
+        {"value": "returned 9, expected 4", "nodes": "(12 fewer)", "bounds": "broke the bound specification"},
+    ),
+    # Children searched on (-inf, inf): right values (a node still cuts on its own bounds, so
+    # narrowed windows keep the bound specification), but nothing below prunes on its parent's.
+    BugCase(
+        "bug_window_not_passed",
+        SEARCH_ORDER,
+        "window_not_passed",
+        {"nodes": "(4 more)", "pruned": "You read what the reference prunes: d4, e7, e8, e14"},
+    ),
+    # The cut-off tested before the bound takes in the child just read: one child late, values right.
+    BugCase(
+        "bug_late_cutoff",
+        SEARCH_ORDER,
+        "late_cutoff",
+        {"nodes": "(3 more)", "pruned": "You read what the reference prunes: d4, e7, e14"},
+    ),
+    # MAX lowers beta, MIN raises alpha: cuts where it must go on, so values go wrong too.
+    BugCase(
+        "bug_bound_updates_swapped",
+        EVERYTHING,
+        "bound_updates_swapped",
+        {"value": "returned 9, expected 4", "nodes": "(5 fewer)", "bounds": "broke the bound specification"},
+    ),
     # Reads nothing; right only on the seed tree's root value.
     BugCase(
         "bug_hardcoded_answer",

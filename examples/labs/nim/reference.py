@@ -3,7 +3,9 @@
 Heaps of sticks; a move takes 1, 2 or 3 sticks from one heap; whoever takes the last
 stick wins. Search `depth` moves ahead: a finished game is worth `utility`, a game cut
 off at depth 0 is worth the heuristic `evaluate`. Visit the successors in the order the
-game gives them, and cut off as soon as alpha >= beta.
+game gives them, and cut off as soon as alpha >= beta. Expand a position with
+`successors(heaps)`: the grader counts the positions your search reads through
+`successors`, `utility` and `evaluate`, so children made with `moves` and `play` go unseen.
 """
 
 import math

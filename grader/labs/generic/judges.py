@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...checks import Verdict
@@ -110,6 +110,28 @@ def no_reads_hint(case: SearchCase) -> str:
     )
 
 
+def unwatched_hint(case: SearchCase, call: Mapping, reference: Mapping) -> str:
+    """A watched function the reference calls and the search never did: why its reads can't
+    match (a search that makes its states some other way reads them unseen). The names are
+    the lab's own; the search's counts only decide whether one was called."""
+    theirs, ours = call.get("counts"), reference.get("counts")
+    theirs = theirs if isinstance(theirs, Mapping) else {}
+    ours = ours if isinstance(ours, Mapping) else {}
+    unused = [name for name in case.watched if _calls(ours.get(name)) and not _calls(theirs.get(name))]
+    if not unused:
+        return ""
+    never = " or ".join(f"{name}(...)" for name in unused)
+    return (
+        f"Your search never called {never} (the reference does, {sum(_calls(ours.get(n)) for n in unused)} "
+        f"times here): this lab counts the states a search reads only through {', '.join(case.watched)}, "
+        "so states your search makes another way (with the game's other functions or your own code) go unseen."
+    )
+
+
+def _calls(count: object) -> int:
+    return count if type(count) is int and count > 0 else 0
+
+
 def pick(expected: Sequence[Mapping], reads: list[str], returned: Any) -> Mapping:
     """The accepted reference this call is judged against: the first that read what it
     read, else the first that returned its value, else reference.py."""
@@ -136,12 +158,15 @@ def judge_search(observed: list[StatesCall], case: SearchCase) -> Judgement:
     if "value" in case.kinds:
         value = check_value(returned, reference["returned"], text)
         verdicts["value"] = value if value.passed else Verdict.fail(value.message, tuple(sorted(bugs())))
+    unseen = unwatched_hint(case, call, reference) if reads and reads != expected else ""
     if "nodes" in case.kinds:
         verdicts["nodes"] = check_count(
-            len(reads), len(expected), reads_noun(case), "" if reads else no_reads_hint(case)
+            len(reads), len(expected), reads_noun(case), unseen if reads else no_reads_hint(case)
         )
     if "pruned" in case.kinds:
         verdicts["pruned"] = judge_reads(case, reads, expected, bugs)
+        if unseen and not verdicts["pruned"].passed:
+            verdicts["pruned"] = replace(verdicts["pruned"], hint=unseen)
     if call.get("truncated") or reference.get("truncated"):
         note = "\n(Only the first reads were kept: this search reads more states than the grader records.)"
         verdicts = {k: Verdict(v.passed, v.message + note, v.diagnoses) for k, v in verdicts.items()}
