@@ -141,26 +141,74 @@ def grade_payload(
     the task raises (a machine problem), for the batch to retry, as a local grader process
     does."""
     with _GRADING:
-        problem = _trust_problem()
-        if problem:
-            raise UntrustedWorker(problem)
-        _announce(topic, payload.key)
-        started = time.monotonic()
-        if isinstance(task, ShippedTask):
-            _close_other_runs(task.run)
-            grade = _prepared(task)
-            _freeze_once()
-            look_ahead = getattr(grade, "look_ahead", None)
-            if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
-                look_ahead(lambda: _stage(hint))
-        else:
-            grade = _for_this_worker(task, worker_folder())
-        path = _submission_file(payload)
-        try:
-            value = grade(path)
-        finally:
-            shutil.rmtree(path.parent, ignore_errors=True)
-        return Reply(value, time.monotonic() - started)
+        grade = _ready(task)
+        return _grade_one(grade, payload, topic, hint, isinstance(task, ShippedTask))
+
+
+@dataclass(frozen=True)
+class Raised:
+    """A grading of a chunk raised (a machine problem): what the local pool reports for a
+    task that raises, for the batch to retry that submission; the chunk's later ones were
+    not tried (their outcome is None), as a local grader process stops at a raise."""
+
+    failure: str  # "ExceptionType: message"
+    seconds: float
+
+
+def grade_chunk(
+    task: ShippedTask, payloads: list[Payload], topic: str, hint: Payload | None = None
+) -> list[Reply | Raised | None]:
+    """Grade a chunk of submissions here in turn, with one task of the scheduler's for all
+    of them (its per-task round trips paid once per chunk: dask_pool.py), each exactly as
+    grade_payload grades one: announced as it starts, graded in the session opened ahead
+    for it (each one's hint is the chunk's next, the last one's `hint`). One outcome per
+    payload, in order: a Reply, a Raised where its grading raised, and None for those after
+    a raise, never tried (the batch hands them out again, their attempts untouched).
+    Raises before any grading when this worker must not grade or the task is damaged."""
+    with _GRADING:
+        grade = _ready(task)
+        outcomes: list[Reply | Raised | None] = [None] * len(payloads)
+        for number, payload in enumerate(payloads):
+            following = payloads[number + 1] if number + 1 < len(payloads) else hint
+            started = time.monotonic()
+            try:
+                outcomes[number] = _grade_one(grade, payload, topic, following, True)
+            except Exception as exc:  # noqa: BLE001 - a machine problem: this submission is retried, as locally
+                outcomes[number] = Raised(f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+                break
+        return outcomes
+
+
+def _ready(task: ShippedTask | Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """The run's task ready to grade here (under _GRADING), once this worker may grade."""
+    problem = _trust_problem()
+    if problem:
+        raise UntrustedWorker(problem)
+    if not isinstance(task, ShippedTask):
+        return _for_this_worker(task, worker_folder())
+    _close_other_runs(task.run)
+    grade = _prepared(task)
+    _freeze_once()
+    return grade
+
+
+def _grade_one(
+    grade: Callable[[Path], Any], payload: Payload, topic: str, hint: Payload | None, shipped: bool
+) -> Reply:
+    """One submission with a ready task (under _GRADING): announced, its next one (`hint`)
+    offered to the task's look-ahead when the task lasts the run (shipped), graded from its
+    own bytes in a folder that is removed afterwards."""
+    _announce(topic, payload.key)
+    started = time.monotonic()
+    look_ahead = getattr(grade, "look_ahead", None) if shipped else None
+    if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
+        look_ahead(lambda: _stage(hint))
+    path = _submission_file(payload)
+    try:
+        value = grade(path)
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
+    return Reply(value, time.monotonic() - started)
 
 
 def _freeze_once() -> None:
