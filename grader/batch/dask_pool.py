@@ -48,6 +48,7 @@ import os
 import secrets
 import stat
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -367,10 +368,15 @@ class DaskPool:
 
     def _restart(self, worker: str) -> None:
         """A worker whose grading hangs past its deadline: its thread can't be stopped, its
-        process can (by its nanny; the student processes die with it)."""
+        process can (by its nanny; the student processes die with it). Asked on a thread of
+        its own: a restart takes seconds (7 s at load 18), which the batch spends feeding
+        the other workers, as the local pool goes on while it replaces a killed process."""
+        threading.Thread(target=self._restart_now, args=(worker,), name="abgrade-dask-restart", daemon=True).start()
+
+    def _restart_now(self, worker: str) -> None:
         try:
             self.client.restart_workers([worker], raise_for_error=False)
-        except Exception:  # noqa: BLE001 - no nanny, or already gone: the scheduler copes
+        except Exception:  # noqa: BLE001 - no nanny, already gone, or the client closed: the scheduler copes
             pass
 
 
