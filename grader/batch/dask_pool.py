@@ -2,34 +2,48 @@
 grading runs on a worker of a `dask.distributed` cluster (remote.py), and its result comes
 back here, where the runner alone writes the gradebook.
 
+Submissions travel in chunks: one task of the scheduler's grades a few of them in turn on
+one worker (remote.grade_chunk), so the scheduler's per-task cost (the graph, its
+transitions, the result fetched through it) is paid once per chunk. A chunk holds as many
+jobs as take about CHUNK_SECONDS by the gradings so far (one until one is measured, so a
+notebook class mostly goes one by one), at most CHUNK_MAX, and fewer as the queue empties
+(_fill: single jobs at the end, so that no worker holds a long chunk while the others
+idle). Results come back per chunk, one outcome per job.
+
 Semantics are the local pool's (executor.py): every job ends in exactly one `on_result`,
-a task that raises (a machine problem) is tried again with a growing delay, ATTEMPTS in all,
-under a new key (`abgrade-<run>-<student>-<attempt>`, `pure=False`: nothing is ever taken
-from the cluster's memory of an earlier attempt or run). When a worker dies mid-grading,
-the scheduler itself runs the task again on another worker (that is the retry it costs);
-after the scheduler's `allowed-failures` it gives up with KilledWorker, which counts as one
-of our attempts. Either way one job has one future at a time and one final result, and the
-gradebook replaces a student's row, so no student is lost or doubled.
+a grading that raises (a machine problem) is tried again with a growing delay, ATTEMPTS in
+all, and every send of a job has a key of its own (`abgrade-<run>-<student>-<attempt>-<n>`,
+its chunk's `abgrade-<run>-c<n>`, `pure=False`: nothing is ever taken from the cluster's
+memory of an earlier attempt or run). When a worker dies mid-chunk, the scheduler itself
+runs the chunk again, whole, on another worker (that is the retry it costs), and it returns
+once; after the scheduler's `allowed-failures` it gives up with KilledWorker, which counts
+as one of each of its jobs' attempts. Either way one job is in one chunk at a time and has
+one final result, and the gradebook replaces a student's row, so no student is lost or
+doubled. The jobs of a chunk that were not graded through no fault of their own (after a
+raise in it, or beside a job past its deadline) go back to the queue, their attempts as
+they were.
 
 The run's task (spec, seed, lab) is pickled once per run (remote.ShippedTask) and each
 worker process keeps it prepared for the run's next submissions (remote.py), as a local
 grader process keeps its task; each job's own bytes travel with its submission.
 
-Every worker has a queue of its own here: two jobs on the cluster for it at a time (one
+Every worker has a queue of its own here: two chunks on the cluster for it at a time (one
 running, one ready to start), each sent to it (`workers=`, with `allow_other_workers`: if
 it dies, the scheduler runs them elsewhere, the retry it costs), and one more job kept for
-it here, whose payload travels with its job before as the `hint`: the worker opens it
-ahead while it grades that one (a kernel started, a `.py` worker forked; remote.py), as a
-local grader process does with the job it is given ahead. As in the local pool, a job is
-kept for a worker only while at least as many jobs wait as there are workers (near the end
-of the batch another worker could soon be idle), and the job kept for a worker that left
-goes back to the queue. The submission bytes are read as they are sent, and a job's
-deadline counts from the moment a worker announces that it has started it, not from when
-it was queued. A job past its deadline is cancelled
-and its worker restarted (its thread can't be stopped otherwise), as the local pool kills
-its process. Ctrl-C cancels what is queued; a grading already running on a worker ends
-there and is dropped. However the run ends, every worker is told (`remote.end_run`), and
-closes what the run's task opened ahead or still closes.
+it here, whose payload travels with the chunk before as its last job's `hint` (within a
+chunk each job's hint is the next): the worker opens it ahead while it grades that one (a
+kernel started, a `.py` worker forked; remote.py), as a local grader process does with the
+job it is given ahead. As in the local pool, a job is kept for a worker only while at
+least as many jobs wait as there are workers (near the end of the batch another worker
+could soon be idle), and the job kept for a worker that left goes back to the queue. The
+submission bytes are read as they are sent, and a job's deadline counts from the moment a
+worker announces that it has started it, not from when it was queued. A job past its
+deadline fails, its chunk is cancelled and its worker restarted (its thread can't be
+stopped otherwise; on a thread, while the batch goes on), as the local pool kills its
+process. Ctrl-C cancels what is queued; the chunks already running on a worker end there
+and are dropped (at most about CHUNK_SECONDS of gradings each, none in the gradebook).
+However the run ends, every worker is told (`remote.end_run`), and closes what the run's
+task opened ahead or still closes.
 
 Before the first task the batch asks every worker, in one `client.run`, which abgrade it
 runs, how it isolates students and, at the `process` level (students share the worker's network), whether the cluster refuses a
@@ -72,7 +86,7 @@ REFRESH_SECONDS = 2.0  # how often the workers (their queues) are asked again
 # fetched through it) are paid once per chunk. Sized by the gradings so far to take about
 # CHUNK_SECONDS (so a `.py` file's chunk holds a few, a notebook's one: the progress line
 # and a Ctrl-C lag by at most that), and never more than CHUNK_MAX.
-CHUNK_SECONDS = 0.5
+CHUNK_SECONDS = 1.0
 CHUNK_MAX = 8
 CHUNK_ENV = "ABGRADE_DASK_CHUNK"  # a fixed most per chunk instead (the benchmarks compare sizes)
 # What `import distributed` tries to import and does without, which the batch machine never

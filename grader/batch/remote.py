@@ -1,4 +1,6 @@
-"""What a Dask worker runs for one job. The submission travels as its file name and bytes
+"""What a Dask worker runs for a chunk of jobs (`grade_chunk`: several submissions in
+turn, one task of the scheduler's for all; dask_pool.py sizes them), each graded as
+`grade_payload` grades one. The submission travels as its file name and bytes
 (no shared file system is assumed): the worker writes it into a folder of its own, grades
 it with the very task a local grader process runs (the same sandbox: a leased uid when the
 worker is root, namespaces, cgroups), removes the folder and sends back the result. The
