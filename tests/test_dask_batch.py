@@ -313,6 +313,14 @@ def test_a_payload_is_graded_under_its_own_name_in_a_folder_that_is_then_removed
     ]
     assert reply.value.submission.endswith("/smith_12_lab.py")
     assert list(run_folder.iterdir()) == []  # the payload's folder and the job folder are gone
+    # a file the batch machine could no longer read (gone since the scan) is graded as missing, as locally
+    gone = grade_payload(task, Payload("k2", "gone.py", None), "topic").value
+    local_gone = GradeTask("tree", tight_spec, SEED)(tmp_path / "gone.py")
+    assert (gone.score, [(t.name, t.passed) for t in gone.tests]) == (
+        local_gone.score,
+        [(t.name, t.passed) for t in local_gone.tests],
+    )
+    assert list(run_folder.iterdir()) == []
 
 
 @dataclass

@@ -296,7 +296,7 @@ class DaskPool:
         for job in chunk:
             key = self._key(shipped, job)  # made before its attempt counts: a hint's key is the one sent
             job.attempts += 1
-            payloads.append(Payload(key, job.path.name, job.path.read_bytes()))
+            payloads.append(Payload(key, job.path.name, _read(job.path)))
         hint = None
         if following is not None:
             try:
@@ -392,6 +392,16 @@ class DaskPool:
             self.client.restart_workers([worker], raise_for_error=False)
         except Exception:  # noqa: BLE001 - no nanny, already gone, or the client closed: the scheduler copes
             pass
+
+
+def _read(path: Path) -> bytes | None:
+    """A submission's bytes, or None when it can't be read (gone since the scan): its
+    worker then grades it as missing, as a local grader process would, never the batch
+    stopped for one student's file."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def fixed_chunk() -> int | None:

@@ -80,7 +80,7 @@ class Payload:
 
     key: str  # the job's key, announced when the grading starts
     name: str
-    data: bytes
+    data: bytes | None  # None: the batch machine could not read the file (it went since the scan)
 
 
 @dataclass(frozen=True)
@@ -247,14 +247,15 @@ def _submission_file(payload: Payload) -> Path:
         shutil.rmtree(staged.path.parent, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
     path = folder / Path(payload.name).name
-    path.write_bytes(payload.data)
+    if payload.data is not None:  # else graded as missing, as a local grader process grades a file gone
+        path.write_bytes(payload.data)
     return path
 
 
 def _stage(hint: Payload | None) -> Path | None:
     """The look-ahead's answer: the next job's submission, written now (None: no hint)."""
-    if hint is None:
-        return None
+    if hint is None or hint.data is None:
+        return None  # nothing to open ahead
     folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
     path = folder / Path(hint.name).name
     path.write_bytes(hint.data)
