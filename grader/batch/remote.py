@@ -150,8 +150,10 @@ def grade_payload(
 @dataclass(frozen=True)
 class Raised:
     """A grading of a chunk raised (a machine problem): what the local pool reports for a
-    task that raises, for the batch to retry that submission; the chunk's later ones were
-    not tried (their outcome is None), as a local grader process stops at a raise."""
+    task that raises (the same text), for the batch to retry that submission after the
+    local pool's delay. The chunk stops there and its later ones are not tried (outcome
+    None): they go back to the queue, so a machine that can't grade now (a kernel that
+    won't start) gets the breather the retry's delay gives, rather than failing them all."""
 
     failure: str  # "ExceptionType: message"
     seconds: float
