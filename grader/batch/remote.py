@@ -152,8 +152,9 @@ class Raised:
     """A grading of a chunk raised (a machine problem): what the local pool reports for a
     task that raises (the same text), for the batch to retry that submission after the
     local pool's delay. The chunk stops there and its later ones are not tried (outcome
-    None): they go back to the queue, so a machine that can't grade now (a kernel that
-    won't start) gets the breather the retry's delay gives, rather than failing them all."""
+    None): a worker whose grading raised may be in no state to grade, so they go back to
+    the queue, their attempts untouched, and are sent again (to whichever worker has room),
+    each counting only the attempts it was itself tried in."""
 
     failure: str  # "ExceptionType: message"
     seconds: float
