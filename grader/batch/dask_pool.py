@@ -279,13 +279,15 @@ class DaskPool:
             self._started[message["key"]] = (time.monotonic(), str(message.get("worker", "")))
 
     def _current(self, entry: _Running) -> tuple[int, tuple[float, str] | None]:
-        """The chunk's job its worker grades now (the last one announced) and when it began
-        there and where; (0, None) before the first is announced."""
-        for number in range(len(entry.keys) - 1, -1, -1):
-            started = self._started.get(entry.keys[number])
-            if started is not None:
-                return number, started
-        return 0, None
+        """The chunk's job its worker grades now (the one announced last: when its worker
+        died and the scheduler runs the chunk again elsewhere, the new announcements, not
+        the dead worker's later ones) and when it began there and where; (0, None) before
+        the first is announced."""
+        announced = [(started, number) for number, key in enumerate(entry.keys) if (started := self._started.get(key))]
+        if not announced:
+            return 0, None
+        started, number = max(announced)
+        return number, started
 
     def _submit(
         self, chunk: list[Job], shipped: ShippedTask, topic: str, worker: str, following: Job | None
