@@ -23,11 +23,13 @@ with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgr
 otter-grader and nbgrader are looked for and reported as not installed when absent.
 
     python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask] [--dask-only]
-                                [--base DIR] [--dask-defaults]
+                                [--base DIR] [--dask-defaults] [--dask-chunks 1,2,4,8]
 
 `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
-shorter run for the ratio that goal states. `--base DIR` adds the batch with 2 jobs run
-from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
+shorter run for the ratio that goal states; `--dask-chunks 1,2,4,8` adds a Dask run per
+fixed chunk size (at most K submissions per scheduler task; the plain Dask run sizes its
+chunks by the gradings' time, grader/batch/dask_pool.py). `--base DIR` adds the batch
+with 2 jobs run from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
 first on the path there), in the same rounds, and its time over this checkout's; with the
 cluster, DIR's batch on Dask too (only its batch process: the workers run this checkout's
 abgrade, so a change on the workers' side is not compared this way). The
@@ -269,7 +271,9 @@ class CpuWatch:
         return spent
 
 
-def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT) -> float:
+def abgrade_batch(
+    folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT, env: dict[str, str] | None = None
+) -> float:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
     dask = "--scheduler" in executor
@@ -282,7 +286,7 @@ def abgrade_batch(folder: Path, out: Path, label: str, *executor: str, code: Pat
         stderr=subprocess.PIPE,
         text=True,
         cwd=code,
-        env=ENV,
+        env={**ENV, **(env or {})},
     )
     batch = CpuWatch([process.pid])
     peak = 0
@@ -400,6 +404,11 @@ def main() -> None:
     parser.add_argument("--dask-only", action="store_true", help="only 2 local jobs against the Dask cluster (goal 5)")
     parser.add_argument("--base", type=Path, help="a folder with another commit's code: its batch of 2 jobs too")
     parser.add_argument(
+        "--dask-chunks",
+        metavar="K,...",
+        help="also a Dask run per fixed chunk size K (ABGRADE_DASK_CHUNK: at most K submissions per task)",
+    )
+    parser.add_argument(
         "--dask-defaults",
         "--dask-profiler",
         action="store_true",
@@ -431,6 +440,11 @@ def main() -> None:
                 contenders["abgrade batch, 2 jobs (base)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} base", "--jobs", "2", code=args.base.resolve()
                 )
+            for size in args.dask_chunks.split(",") if args.dask_chunks and cluster is not None else ():
+                contenders[f"abgrade batch, Dask, chunks of at most {size}"] = partial(
+                    abgrade_batch, folders[kind], out, f"{kind} dask k={size}", "--scheduler", cluster.address,
+                    env={"ABGRADE_DASK_CHUNK": size},
+                )  # fmt: skip
             if args.base and cluster is not None:  # the base's batch process; the workers run this checkout
                 contenders["abgrade batch, Dask (base)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} dask base", "--scheduler", cluster.address,
@@ -471,6 +485,11 @@ def main() -> None:
             dask = times["abgrade batch, Dask (2 local workers)"]
             print(ratio_line("Dask (2 workers) over 2 local jobs", ratios(two, dask), "(goal: >= 0.9x)"))
             print(ratio_line("Dask's time over 2 local jobs' (goal 5)", ratios(dask, two), "(goal: <= 1.1x)"))
+        for name, seconds in times.items():
+            if name.startswith("abgrade batch, Dask, chunks"):
+                print(
+                    ratio_line(f"{name[len('abgrade batch, ') :]}: time over 2 local jobs'", ratios(seconds, two), "")
+                )
         if "abgrade batch, Dask (base)" in times and "abgrade batch, Dask (2 local workers)" in times:
             dask_base = times["abgrade batch, Dask (base)"]
             print(ratio_line("Dask's time over the base's on Dask", ratios(dask, dask_base), "(below 1: faster)"))

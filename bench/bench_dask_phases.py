@@ -8,8 +8,10 @@ phase, on a local cluster of 2 workers (`dask scheduler` and two `dask worker --
   all of it in one `python -c` as a batch process pays it (the import as connect() does
   it, connect(), the close and the interpreter's exit), with each `python -c`'s CPU;
 - per submission: a no-op task (`os.fspath` of the path) for N jobs through `DaskPool.run`
-  and through the local pool of 2, divided by N: the scheduler's round trips, the task's
-  serialisation and the result's way back, against a pipe to a forked process;
+  (in chunks sized as a batch sizes them, and one job a task) and through the local pool
+  of 2, divided by N: the scheduler's round trips, the task's serialisation and the
+  result's way back, against a pipe to a forked process; and on Dask the CPU per job of
+  this process (the batch's side), the scheduler and the workers;
 - the run's task (the tree lab's GradeTask with its spec and lab): pickling it on the batch
   machine and unpickling it on a worker, which every submission paid before the task was
   shipped once per run (remote.py ShippedTask), and what it costs now per submission (its
@@ -37,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
-from bench_batch import LocalCluster  # noqa: E402  (bench/bench_batch.py)
+from bench_batch import CLUSTER_ROOTS, CpuWatch, LocalCluster  # noqa: E402  (bench/bench_batch.py)
 from rounds import ENV, interleave, spread  # noqa: E402
 
 from grader.batch.executor import Job  # noqa: E402
@@ -62,11 +64,31 @@ def interpreter(code: str) -> float:
     return seconds
 
 
-def per_job(pool: object, jobs: list[Path]) -> float:
-    """Seconds per job of a no-op task run through `pool` (a DaskPool or a LocalPool)."""
+JOB_CPU: dict[str, dict[str, list[float]]] = {}  # a per_job line -> process -> CPU ms per job, per round
+
+
+def per_job(pool: object, jobs: list[Path], label: str = "", chunk: str | None = None) -> float:
+    """Seconds per job of a no-op task run through `pool` (a DaskPool or a LocalPool);
+    with `label`, the CPU per job of this process (the batch's side) and of the local
+    cluster's scheduler and workers goes to JOB_CPU[label]. `chunk`: ABGRADE_DASK_CHUNK
+    for the run (the most jobs per Dask task; unset, sized by the gradings' time)."""
+    from grader.batch.dask_pool import CHUNK_ENV
+
+    watches = {"scheduler": CpuWatch(CLUSTER_ROOTS[:1]), "workers": CpuWatch(CLUSTER_ROOTS[1:])}
+    mine = time.process_time()
+    if chunk is not None:
+        os.environ[CHUNK_ENV] = chunk
     started = time.perf_counter()
-    pool.run([Job(p.name, p) for p in jobs], os.fspath, 60.0, lambda result: None, lambda running: None)  # type: ignore[attr-defined]
-    return (time.perf_counter() - started) / len(jobs)
+    try:
+        pool.run([Job(p.name, p) for p in jobs], os.fspath, 60.0, lambda result: None, lambda running: None)  # type: ignore[attr-defined]
+    finally:
+        os.environ.pop(CHUNK_ENV, None)
+    seconds = (time.perf_counter() - started) / len(jobs)
+    if label:
+        used = {"this process": time.process_time() - mine, **{k: w.used() for k, w in watches.items()}}
+        for part, cpu in used.items():
+            JOB_CPU.setdefault(label, {}).setdefault(part, []).append(cpu / len(jobs))
+    return seconds
 
 
 def timed(call: object) -> float:
@@ -113,7 +135,8 @@ def main() -> None:
                 "version and trust check (one client.run)": lambda: timed(
                     lambda: dask_pool._check_workers(pool.client, "")
                 ),
-                "per submission, no-op task on Dask": lambda: per_job(pool, files),
+                "per submission, no-op task on Dask": lambda: per_job(pool, files, "Dask, chunks"),
+                "per submission, no-op task on Dask, one a task": lambda: per_job(pool, files, "Dask, one a task", "1"),
                 "per submission, no-op task in the local pool": lambda: per_job(local, files),
                 "the run's task: pickled (batch machine)": lambda: timed(lambda: ShippedTask.of("bench", task)),
                 "the run's task: unpickled (worker)": lambda: timed(lambda: pickle.loads(shipped.data)),
@@ -132,6 +155,10 @@ def main() -> None:
     import_ms = [(a - b) * 1000 for a, b in zip(times["python -c 'import distributed'"], times["python -c pass"])]
     print(f"  {'import distributed alone':<52}{spread(import_ms, ' ms', digits=1)}")
     print(f"  (the run's task: {len(shipped.data):,} bytes pickled)")
+    for label, parts in JOB_CPU.items():
+        print(f"  CPU per no-op submission, {label}, min / median / max in ms:")
+        for part, used in parts.items():
+            print(f"    {part:<62}{spread(used, ' ms', scale=1000, digits=2)}")
     print("  CPU (user + system) of each `python -c`, min / median / max in ms:")
     for code, used in CPU.items():
         print(f"    {code[:60]:<62}{spread(used, ' ms', scale=1000, digits=1)}")

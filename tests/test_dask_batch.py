@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from grader.batch.executor import ATTEMPTS, Job, JobResult
-from grader.batch.remote import Payload, Reply, ShippedTask, grade_payload
+from grader.batch.remote import Payload, Raised, Reply, ShippedTask, grade_chunk, grade_payload
 from grader.batch.task import GradeTask
 from grader.sandbox.isolation import detect_isolation
 from grader.sandbox.notebook import KernelStartError
@@ -313,6 +313,14 @@ def test_a_payload_is_graded_under_its_own_name_in_a_folder_that_is_then_removed
     ]
     assert reply.value.submission.endswith("/smith_12_lab.py")
     assert list(run_folder.iterdir()) == []  # the payload's folder and the job folder are gone
+    # a file the batch machine could no longer read (gone since the scan) is graded as missing, as locally
+    gone = grade_payload(task, Payload("k2", "gone.py", None), "topic").value
+    local_gone = GradeTask("tree", tight_spec, SEED)(tmp_path / "gone.py")
+    assert (gone.score, [(t.name, t.passed) for t in gone.tests]) == (
+        local_gone.score,
+        [(t.name, t.passed) for t in local_gone.tests],
+    )
+    assert list(run_folder.iterdir()) == []
 
 
 @dataclass
@@ -410,6 +418,99 @@ def test_a_hint_is_opened_ahead_its_job_graded_there_and_the_runs_end_closes_the
     finally:
         remote._end_run("run-h")
         worker_zygote.use(False)
+
+
+@dataclass
+class ChunkProbe:
+    """For each file: its text and the look-ahead's answer (the next job's text); raises a
+    machine problem for a file that says so."""
+
+    _ask: object = None
+
+    def look_ahead(self, ask) -> None:  # noqa: ANN001 - remote.py's answer to "my next job?"
+        self._ask = ask
+
+    def __call__(self, path: Path) -> tuple[str, str | None]:
+        ahead = self._ask() if callable(self._ask) else None
+        if path.read_text() == "raise":
+            raise KernelStartError("could not start a Jupyter kernel: busy")
+        return path.read_text(), ahead.read_text() if ahead is not None else None
+
+
+def test_a_chunk_is_graded_in_turn_each_opening_the_next_and_stops_at_a_raise(tmp_path, monkeypatch):
+    from grader.batch import remote
+
+    run_folder = tmp_path / "worker-run"
+    run_folder.mkdir()
+    monkeypatch.setattr(remote, "_run_folder", run_folder)
+    monkeypatch.setattr(remote, "_prepared_tasks", {})
+    monkeypatch.setattr(remote, "_staged", {})
+    shipped = ShippedTask.of("run-k", ChunkProbe())
+    texts = ["a", "b", "c"]
+    payloads = [Payload(f"k-{text}", f"{text}.py", text.encode()) for text in texts]
+    outcomes = grade_chunk(shipped, payloads, "topic", Payload("k-d", "d.py", b"d"))
+    assert all(isinstance(outcome, Reply) for outcome in outcomes)
+    assert [outcome.value for outcome in outcomes] == [("a", "b"), ("b", "c"), ("c", "d")]  # type: ignore[union-attr]
+    assert list(remote._staged) == ["k-d"]  # the chunk's hint, written ahead for the next chunk
+    # a raise stops the chunk there: that one is retried by the batch, the rest never tried
+    raising = [Payload("k-e", "e.py", b"e"), Payload("k-r", "r.py", b"raise"), Payload("k-f", "f.py", b"f")]
+    first, raised, untried = grade_chunk(shipped, raising, "topic")
+    assert isinstance(first, Reply) and first.value == ("e", "raise")
+    assert isinstance(raised, Raised) and raised.failure == "KernelStartError: could not start a Jupyter kernel: busy"
+    assert untried is None
+    remote._end_run("run-k")
+    assert remote._staged == {} and list(run_folder.iterdir()) == []
+
+
+@dataclass
+class FakeClient:
+    """What DaskPool._fill asks of a client: submit() (recorded, nothing runs)."""
+
+    sent: list[tuple[list[str], str | None]] = field(default_factory=list)  # (the chunk's files, its hint's)
+
+    def submit(self, function, shipped, payloads, topic, hint, **options) -> str:  # noqa: ANN001
+        self.sent.append(([payload.name for payload in payloads], hint.name if hint else None))
+        return options["key"]
+
+
+def test_chunks_shrink_with_the_queue_to_single_jobs_at_its_end(tmp_path, monkeypatch):
+    """Sized by the gradings' time (at most CHUNK_MAX), then by what waits: one more job
+    only while the workers' windows times the chunk's size wait, so the tail goes one by one."""
+    from grader.batch import dask_pool
+    from grader.batch.executor import JobQueue
+
+    monkeypatch.delenv(dask_pool.CHUNK_ENV, raising=False)
+    files = []
+    for number in range(40):
+        files.append(tmp_path / f"s{number:02d}.py")
+        files[-1].write_text("#")
+    client = FakeClient()
+    pool = dask_pool.DaskPool(client, "tcp://fake:1")  # type: ignore[arg-type]
+    assert pool._chunk_most() == 1  # nothing measured yet: one job a task (a notebook's size)
+    pool._note(0.1)
+    assert pool._chunk_most() == min(dask_pool.CHUNK_MAX, int(dask_pool.CHUNK_SECONDS / 0.1))
+    pool._note(5.0)
+    assert pool._chunk_most() == 1
+    pool._per_job = 0.001
+    assert pool._chunk_most() == dask_pool.CHUNK_MAX
+    shipped = ShippedTask.of("run-f", ChunkProbe())
+    jobs = [Job(path.name, path) for path in files]
+    queue, running, kept = JobQueue(jobs), {}, {}  # type: ignore[var-annotated]
+    workers = ["w1", "w2"]
+    while queue or kept:
+        pool._fill(queue, running, kept, workers, shipped, "topic", time.monotonic())
+        running.popitem()  # one chunk ends at a time: its worker gets room for the next
+    sizes = [len(names) for names, _ in client.sent]
+    assert sorted(name for names, _ in client.sent for name in names) == [path.name for path in files]  # each once
+    assert max(sizes) == dask_pool.CHUNK_MAX and sizes[-4:] == [1, 1, 1, 1]
+    assert sizes == sorted(sizes, reverse=True)  # never larger than the one before
+    assert all(job.attempts == 1 for job in jobs)
+    hints = [hint for _, hint in client.sent if hint]
+    assert len(hints) == len(set(hints)) and set(hints) <= {names[0] for names, _ in client.sent}
+    monkeypatch.setenv(dask_pool.CHUNK_ENV, "3")
+    assert dask_pool.fixed_chunk() == 3
+    monkeypatch.setenv(dask_pool.CHUNK_ENV, "0")
+    assert dask_pool.fixed_chunk() is None
 
 
 # --- on the cluster -------------------------------------------------------------------
@@ -511,10 +612,48 @@ def test_each_worker_is_sent_its_next_job_with_the_one_before_and_the_run_ends_c
         assert all(count > 0 for count in pool.client.run(gc.get_freeze_count).values())
 
 
+@dataclass
+class HangingTask:
+    """Returns each file's text at once, except a file that says "hang": it never returns."""
+
+    def __call__(self, path: Path) -> str:
+        if path.read_text() == "hang":
+            time.sleep(3600)
+        return path.read_text()
+
+
 @needs_dask
 @pytest.mark.slow
-def test_cluster_grades_exactly_as_the_local_pool(cluster, small_class, tmp_path):
+def test_a_job_past_its_deadline_fails_alone_and_the_rest_of_its_chunk_is_graded_once(cluster, tmp_path, monkeypatch):
+    """The chunk with the hanging job is cancelled and its worker restarted; the jobs before
+    and after it in that chunk go back to the queue, their attempts untouched, and are
+    graded once elsewhere."""
+    from grader.batch.dask_pool import CHUNK_ENV, connect
+
+    monkeypatch.setenv(CHUNK_ENV, "4")
+    files = []
+    for number in range(12):
+        files.append(tmp_path / f"s{number:02d}.py")
+        files[-1].write_text("hang" if number == 1 else f"s{number}")  # in the first chunk: s00, s01, s02
+    results: list[JobResult] = []
+    with connect(cluster.address, tls=cluster.tls_files() if cluster.certs else None) as pool:
+        pool.run([Job(p.name, p) for p in files], HangingTask(), 5.0, results.append, lambda running: None)
+        pool.client.wait_for_workers(2, timeout=60)  # the restarted one is back, for the tests after this
+    by_job = {result.job.key: result for result in results}
+    assert sorted(by_job) == [p.name for p in files] and len(results) == len(files)  # each once
+    hung = by_job.pop("s01.py")
+    assert hung.value is None and "grading took longer than 5 s; the dask worker was restarted" in (hung.failure or "")
+    assert {key: (r.value, r.failure) for key, r in by_job.items()} == {
+        p.name: (p.read_text(), None) for p in files if p.name != "s01.py"
+    }
+    assert by_job["s00.py"].job.attempts == by_job["s02.py"].job.attempts == 1
+
+
+@needs_dask
+@pytest.mark.slow
+def test_cluster_grades_exactly_as_the_local_pool(cluster, small_class, tmp_path, monkeypatch):
     folder, spec = small_class
+    monkeypatch.setenv("ABGRADE_DASK_CHUNK", "4")  # chunks from the first job on: a notebook among `.py` files
     local = abgrade_batch(folder, tmp_path / "local", "--jobs", 2, "--seed", SEED, spec=spec)
     assert local.returncode == 0, local.stderr
     remote = abgrade_batch(folder, tmp_path / "dask", *cluster.batch_args, "--seed", SEED, spec=spec)
@@ -563,10 +702,11 @@ def slow_class(tmp_path: Path, count: int = 10) -> tuple[Path, Path, list[str]]:
 
 @needs_dask
 @pytest.mark.slow
-def test_a_batch_killed_mid_run_on_the_cluster_is_resumed_by_the_same_command(cluster, tmp_path):
-    """SIGKILL of the batch while the workers hold its jobs, their hints and what their
-    task opened ahead: the same command grades the rest, each student once, as solo."""
+def test_a_batch_killed_mid_run_on_the_cluster_is_resumed_by_the_same_command(cluster, tmp_path, monkeypatch):
+    """SIGKILL of the batch while the workers hold its jobs in chunks, their hints and what
+    their task opened ahead: the same command grades the rest, each student once, as solo."""
     folder, spec, students = slow_class(tmp_path, count=6)
+    monkeypatch.setenv("ABGRADE_DASK_CHUNK", "2")
     out = tmp_path / "out"
     batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
     wait_for_rows(out, 1, batch)
@@ -584,9 +724,12 @@ def test_a_batch_killed_mid_run_on_the_cluster_is_resumed_by_the_same_command(cl
 
 @needs_dask
 @pytest.mark.slow
-def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_path):
-    """Last in this file: it leaves the cluster one worker short (and adds one back)."""
+def test_a_worker_killed_mid_grading_costs_a_retry_not_a_student(cluster, tmp_path, monkeypatch):
+    """Last in this file: it leaves the cluster one worker short (and adds one back). The
+    chunks hold up to 3 students: the one killed mid-grading is graded again whole on
+    another worker, and each of its students recorded once."""
     folder, spec, students = slow_class(tmp_path)
+    monkeypatch.setenv("ABGRADE_DASK_CHUNK", "3")
     out = tmp_path / "out"
     batch = abgrade_batch(folder, out, *cluster.batch_args, "--seed", SEED, spec=spec, popen=True)
     wait_for_rows(out, 2, batch)

@@ -2,34 +2,48 @@
 grading runs on a worker of a `dask.distributed` cluster (remote.py), and its result comes
 back here, where the runner alone writes the gradebook.
 
+Submissions travel in chunks: one task of the scheduler's grades a few of them in turn on
+one worker (remote.grade_chunk), so the scheduler's per-task cost (the graph, its
+transitions, the result fetched through it) is paid once per chunk. A chunk holds as many
+jobs as take about CHUNK_SECONDS by the gradings so far (one until one is measured, so a
+notebook class mostly goes one by one), at most CHUNK_MAX, and fewer as the queue empties
+(_fill: single jobs at the end, so that no worker holds a long chunk while the others
+idle). Results come back per chunk, one outcome per job.
+
 Semantics are the local pool's (executor.py): every job ends in exactly one `on_result`,
-a task that raises (a machine problem) is tried again with a growing delay, ATTEMPTS in all,
-under a new key (`abgrade-<run>-<student>-<attempt>`, `pure=False`: nothing is ever taken
-from the cluster's memory of an earlier attempt or run). When a worker dies mid-grading,
-the scheduler itself runs the task again on another worker (that is the retry it costs);
-after the scheduler's `allowed-failures` it gives up with KilledWorker, which counts as one
-of our attempts. Either way one job has one future at a time and one final result, and the
-gradebook replaces a student's row, so no student is lost or doubled.
+a grading that raises (a machine problem) is tried again with a growing delay, ATTEMPTS in
+all, and every send of a job has a key of its own (`abgrade-<run>-<student>-<attempt>-<n>`,
+its chunk's `abgrade-<run>-c<n>`, `pure=False`: nothing is ever taken from the cluster's
+memory of an earlier attempt or run). When a worker dies mid-chunk, the scheduler itself
+runs the chunk again, whole, on another worker (that is the retry it costs), and it returns
+once; after the scheduler's `allowed-failures` it gives up with KilledWorker, which counts
+as one of each of its jobs' attempts. Either way one job is in one chunk at a time and has
+one final result, and the gradebook replaces a student's row, so no student is lost or
+doubled. The jobs of a chunk that were not graded through no fault of their own (after a
+raise in it, or beside a job past its deadline) go back to the queue, their attempts as
+they were.
 
 The run's task (spec, seed, lab) is pickled once per run (remote.ShippedTask) and each
 worker process keeps it prepared for the run's next submissions (remote.py), as a local
 grader process keeps its task; each job's own bytes travel with its submission.
 
-Every worker has a queue of its own here: two jobs on the cluster for it at a time (one
+Every worker has a queue of its own here: two chunks on the cluster for it at a time (one
 running, one ready to start), each sent to it (`workers=`, with `allow_other_workers`: if
 it dies, the scheduler runs them elsewhere, the retry it costs), and one more job kept for
-it here, whose payload travels with its job before as the `hint`: the worker opens it
-ahead while it grades that one (a kernel started, a `.py` worker forked; remote.py), as a
-local grader process does with the job it is given ahead. As in the local pool, a job is
-kept for a worker only while at least as many jobs wait as there are workers (near the end
-of the batch another worker could soon be idle), and the job kept for a worker that left
-goes back to the queue. The submission bytes are read as they are sent, and a job's
-deadline counts from the moment a worker announces that it has started it, not from when
-it was queued. A job past its deadline is cancelled
-and its worker restarted (its thread can't be stopped otherwise), as the local pool kills
-its process. Ctrl-C cancels what is queued; a grading already running on a worker ends
-there and is dropped. However the run ends, every worker is told (`remote.end_run`), and
-closes what the run's task opened ahead or still closes.
+it here, whose payload travels with the chunk before as its last job's `hint` (within a
+chunk each job's hint is the next): the worker opens it ahead while it grades that one (a
+kernel started, a `.py` worker forked; remote.py), as a local grader process does with the
+job it is given ahead. As in the local pool, a job is kept for a worker only while at
+least as many jobs wait as there are workers (near the end of the batch another worker
+could soon be idle), and the job kept for a worker that left goes back to the queue. The
+submission bytes are read as they are sent, and a job's deadline counts from the moment a
+worker announces that it has started it, not from when it was queued. A job past its
+deadline fails, its chunk is cancelled and its worker restarted (its thread can't be
+stopped otherwise; on a thread, while the batch goes on), as the local pool kills its
+process. Ctrl-C cancels what is queued; the chunks already running on a worker end there
+and are dropped (at most about CHUNK_SECONDS of gradings each, none in the gradebook).
+However the run ends, every worker is told (`remote.end_run`), and closes what the run's
+task opened ahead or still closes.
 
 Before the first task the batch asks every worker, in one `client.run`, which abgrade it
 runs, how it isolates students and, at the `process` level (students share the worker's network), whether the cluster refuses a
@@ -44,9 +58,11 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.metadata
+import os
 import secrets
 import stat
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -56,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cluster_trust import cluster_problem, key_exposure
 from .executor import TICK_SECONDS, Job, JobQueue, JobResult, OnResult, OnTick, settle
-from .remote import Payload, Reply, ShippedTask, end_run, grade_payload, worker_facts
+from .remote import Payload, Raised, Reply, ShippedTask, end_run, grade_chunk, worker_facts
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -65,6 +81,14 @@ CONNECT_SECONDS = 10.0  # a scheduler that doesn't answer by then is not there
 WORKERS_SECONDS = 30.0  # a cluster with no worker yet gets this long to get one
 WINDOW_PER_WORKER = 2  # jobs on the cluster per worker: one running, one ready to start
 REFRESH_SECONDS = 2.0  # how often the workers (their queues) are asked again
+# A chunk is one task of the scheduler's for several submissions, graded in turn on one
+# worker: the scheduler's per-task round trips (the graph, the transitions, the result
+# fetched through it) are paid once per chunk. Sized by the gradings so far to take about
+# CHUNK_SECONDS (so a `.py` file's chunk holds a few, a notebook's one: the progress line
+# and a Ctrl-C lag by at most that), and never more than CHUNK_MAX.
+CHUNK_SECONDS = 1.0
+CHUNK_MAX = 8
+CHUNK_ENV = "ABGRADE_DASK_CHUNK"  # a fixed most per chunk instead (the benchmarks compare sizes)
 # What `import distributed` tries to import and does without, which the batch machine never
 # uses: numpy (a faster buffer for large messages; ours are small) and jinja2 (HTML views for
 # notebooks). Hidden during the import when nothing loaded them before: a fifth of its CPU.
@@ -92,7 +116,10 @@ class TlsFiles:
 
 @dataclass
 class _Running:
-    job: Job
+    """A chunk on the cluster: its jobs, in the order its worker grades them."""
+
+    jobs: list[Job]
+    keys: list[str]  # each job's payload key, which its worker announces as it starts it
     submitted: float
     worker: str  # the worker it was sent to (the scheduler moves it if that one dies)
 
@@ -104,7 +131,12 @@ class DaskPool:
     client: Client
     address: str
     levels: tuple[str, ...] = ()  # the isolation levels the workers said they grade at
-    _started: dict[str, tuple[float, str]] = field(default_factory=dict)  # key -> (when, worker)
+    _started: dict[str, tuple[float, str]] = field(default_factory=dict)  # payload key -> (when, worker)
+    _live: set[str] = field(default_factory=set)  # the payload keys on the cluster: the only ones announced
+    _keys: dict[str, str] = field(default_factory=dict)  # job key -> its payload key, from taken to ended
+    _serial: int = 0  # payload and chunk keys made this run: each one is new
+    _per_job: float | None = None  # a grading's seconds on a worker, a running mean (sizes the chunks)
+    _most: int | None = None  # jobs per chunk at most, fixed (CHUNK_ENV), else from _per_job
 
     @property
     def workers(self) -> int:
@@ -132,10 +164,14 @@ class DaskPool:
         run = secrets.token_hex(8)
         shipped = ShippedTask.of(run, task)  # pickled once; each worker keeps it for the run (remote.py)
         topic = f"abgrade-started-{run[:8]}"
+        self._most, self._per_job = fixed_chunk(), None  # a run's own gradings size its chunks
+        self._keys.clear()
+        self._live.clear()
+        self._started.clear()
         self.client.subscribe_topic(topic, self._started_event)
         queue = JobQueue(jobs)  # read as the workers' queues have room: never the whole class at once
         running: dict[Future, _Running] = {}
-        kept: dict[str, Job] = {}  # worker -> its next job, whose payload went with its job before as the hint
+        kept: dict[str, Job] = {}  # worker -> its next job, whose payload went with its chunk before as the hint
         workers, refreshed = self._addresses(), time.monotonic()
         try:
             while queue or running or kept:
@@ -143,7 +179,7 @@ class DaskPool:
                 if now - refreshed > REFRESH_SECONDS:
                     workers, refreshed = self._addresses(), now
                     for gone in [worker for worker in kept if worker not in workers]:
-                        queue.give_back(kept.pop(gone))  # never sent: its attempts are untouched
+                        self._give_back(queue, kept.pop(gone), sent=False)
                 self._fill(queue, running, kept, workers, shipped, topic, now)
                 if running:
                     try:
@@ -153,19 +189,22 @@ class DaskPool:
                         pass
                 else:
                     time.sleep(TICK_SECONDS)  # only retries waiting for their delay
-                ended = []
+                ended: list[JobResult] = []
                 for future, entry in list(running.items()):
-                    result = self._collect(future, entry, deadline)
-                    if result is not None:
+                    results = self._collect(future, entry, deadline, queue)
+                    if results is not None:
                         del running[future]
-                        self._started.pop(str(future.key), None)
-                        ended.append(result)
+                        for key in entry.keys:
+                            self._started.pop(key, None)
+                            self._live.discard(key)
+                        ended.extend(results)
                 if ended:  # the workers' queues are topped up first; the gradebook's writes wait
                     self._fill(queue, running, kept, workers, shipped, topic, time.monotonic())
                 for result in ended:
+                    self._keys.pop(result.job.key, None)  # a retry is sent under a new key
                     settle(result, queue.retry, on_result)
                 now = time.monotonic()
-                on_tick([now - self._started[str(f.key)][0] for f in running if str(f.key) in self._started])
+                on_tick([now - since for since, _ in filter(None, (self._current(e)[1] for e in running.values()))])
         finally:
             if running:
                 self.client.cancel(list(running))
@@ -185,21 +224,43 @@ class DaskPool:
         topic: str,
         now: float,
     ) -> None:
-        """Top up every worker's queue to WINDOW_PER_WORKER jobs on the cluster, each sent
-        with the job kept next for that worker (its hint), when enough jobs wait. A worker
-        with room when nothing else waits takes a job kept for another (near the end of the
-        batch: no worker idles while a job waits here; the other's hint is closed unused)."""
+        """Top up every worker's queue to WINDOW_PER_WORKER chunks on the cluster, each sent
+        with the job kept next for that worker (its last job's hint), when enough jobs wait.
+        A chunk takes its first job, then one more (up to _chunk_most) only while at least
+        as many jobs wait as every worker's window holds, times the chunk's size so far: the
+        chunks shrink as the queue does, to one job near the end, so that no worker is left
+        with a long chunk while the others idle. A worker with room when nothing else waits
+        takes a job kept for another (near the end of the batch: no worker idles while a
+        job waits here; the other's hint is closed unused)."""
         sent = Counter(entry.worker for entry in running.values())
+        spare = max(1, len(workers)) * WINDOW_PER_WORKER
+        most = self._chunk_most()
         for worker in workers or [""]:
             while sent[worker] < WINDOW_PER_WORKER:
-                job = kept.pop(worker, None) or queue.take(now) or (kept.pop(next(iter(kept))) if kept else None)
-                if job is None:
+                first = kept.pop(worker, None) or queue.take(now) or (kept.pop(next(iter(kept))) if kept else None)
+                if first is None:
                     break
+                chunk = [first]
+                while len(chunk) < most and (more := queue.take_if_waiting(now, spare * len(chunk))) is not None:
+                    chunk.append(more)
                 following = queue.take_if_waiting(now, max(1, len(workers)))
                 if following is not None:
                     kept[worker] = following
-                running[self._submit(job, shipped, topic, worker, following)] = _Running(job, now, worker)
+                future, keys = self._submit(chunk, shipped, topic, worker, following)
+                running[future] = _Running(chunk, keys, now, worker)
                 sent[worker] += 1
+
+    def _chunk_most(self) -> int:
+        """Jobs per chunk at most: fixed (CHUNK_ENV), else as many as take CHUNK_SECONDS by
+        the gradings so far (1 until one is measured, and for notebooks: a second each)."""
+        if self._most is not None:
+            return self._most
+        if self._per_job is None:
+            return 1
+        return max(1, min(CHUNK_MAX, int(CHUNK_SECONDS / max(self._per_job, 0.001))))
+
+    def _note(self, seconds: float) -> None:
+        self._per_job = seconds if self._per_job is None else 0.7 * self._per_job + 0.3 * seconds
 
     def _end_run(self, run: str) -> None:
         """Tell every worker the run is over (not waiting for them to close what it keeps)."""
@@ -211,66 +272,145 @@ class DaskPool:
             pass
 
     def _started_event(self, event: tuple[float, Any]) -> None:
-        """A worker started a job (remote.py announces it); runs on the client's own thread."""
+        """A worker started a job (remote.py announces it); runs on the client's own thread.
+        Only a job on the cluster now counts (a late word of a chunk already ended doesn't)."""
         message = event[1]
-        if isinstance(message, dict) and isinstance(message.get("key"), str):
+        if isinstance(message, dict) and isinstance(message.get("key"), str) and message["key"] in self._live:
             self._started[message["key"]] = (time.monotonic(), str(message.get("worker", "")))
 
-    def _submit(self, job: Job, shipped: ShippedTask, topic: str, worker: str, following: Job | None) -> Future:
-        job.attempts += 1
-        payload = Payload(self._key(shipped, job, job.attempts), job.path.name, job.path.read_bytes())
+    def _current(self, entry: _Running) -> tuple[int, tuple[float, str] | None]:
+        """The chunk's job its worker grades now (the one announced last: when its worker
+        died and the scheduler runs the chunk again elsewhere, the new announcements, not
+        the dead worker's later ones) and when it began there and where; (0, None) before
+        the first is announced."""
+        announced = [(started, number) for number, key in enumerate(entry.keys) if (started := self._started.get(key))]
+        if not announced:
+            return 0, None
+        started, number = max(announced)
+        return number, started
+
+    def _submit(
+        self, chunk: list[Job], shipped: ShippedTask, topic: str, worker: str, following: Job | None
+    ) -> tuple[Future, list[str]]:
+        """Send a chunk to `worker` (its last job's hint: `following`); the future and the
+        chunk's payload keys."""
+        payloads = []
+        for job in chunk:
+            key = self._key(shipped, job)  # made before its attempt counts: a hint's key is the one sent
+            job.attempts += 1
+            payloads.append(Payload(key, job.path.name, _read(job.path)))
         hint = None
-        if following is not None:  # its key as it will be sent: its next attempt
+        if following is not None:
             try:
-                hint = Payload(self._key(shipped, following, following.attempts + 1), following.path.name,
-                               following.path.read_bytes())  # fmt: skip
+                hint = Payload(self._key(shipped, following), following.path.name, following.path.read_bytes())
             except OSError:
                 hint = None  # read again when it is sent, and reported there
+        self._live.update(payload.key for payload in payloads)  # before its worker can announce one
+        self._serial += 1
         where: dict[str, Any] = {"workers": [worker], "allow_other_workers": True} if worker else {}
-        return self.client.submit(grade_payload, shipped, payload, topic, hint, key=payload.key, pure=False, **where)
+        future = self.client.submit(
+            grade_chunk, shipped, payloads, topic, hint, key=f"abgrade-{shipped.run[:8]}-c{self._serial}",
+            pure=False, **where,
+        )  # fmt: skip
+        return future, [payload.key for payload in payloads]
 
-    @staticmethod
-    def _key(shipped: ShippedTask, job: Job, attempt: int) -> str:
-        student = hashlib.sha256(job.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return f"abgrade-{shipped.run[:8]}-{student}-{attempt}"
+    def _key(self, shipped: ShippedTask, job: Job) -> str:
+        """The job's payload key from when it is taken (sent, or kept for a worker) until
+        its attempt ends or it is given back: then the next send makes a new one, so a late
+        word of an earlier send never passes for this one."""
+        key = self._keys.get(job.key)
+        if key is None:
+            self._serial += 1
+            student = hashlib.sha256(job.key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+            key = self._keys[job.key] = f"abgrade-{shipped.run[:8]}-{student}-{job.attempts + 1}-{self._serial}"
+        return key
 
-    def _collect(self, future: Future, entry: _Running, deadline: float) -> JobResult | None:
-        """The job's result if it has one now: a reply, a failure, or an expired deadline."""
-        job = entry.job
-        since, worker = self._started.get(str(future.key), (entry.submitted, ""))
+    def _give_back(self, queue: JobQueue, job: Job, sent: bool = True) -> None:
+        """A job taken and not graded, through no fault of its own (never sent, not reached
+        in its chunk, or its chunk cut short by another's deadline): next in line again, its
+        attempts as they were."""
+        if sent:
+            job.attempts -= 1
+        self._keys.pop(job.key, None)
+        queue.give_back(job)
+
+    def _collect(self, future: Future, entry: _Running, deadline: float, queue: JobQueue) -> list[JobResult] | None:
+        """The chunk's results if it ended: a result per job graded or failed (the jobs not
+        reached are given back to the queue), or None while it runs within its deadline."""
+        number, started = self._current(entry)
+        since, worker = started or (entry.submitted, "")
         seconds = time.monotonic() - since
         if future.status == "finished":
-            reply = future.result()
-            if isinstance(reply, Reply):
-                return JobResult(job, value=reply.value, seconds=reply.seconds)
-            return JobResult(job, failure="the dask worker sent back no result", seconds=seconds, retryable=True)
+            return self._results(future.result(), entry, queue, seconds)
         if future.status == "error":
             exc = future.exception()
             if type(exc).__name__ == "KilledWorker":
-                return JobResult(
-                    job, failure=f"the dask workers grading it died ({exc})", seconds=seconds, retryable=True
-                )
-            return JobResult(job, failure=f"{type(exc).__name__}: {exc}", seconds=seconds, retryable=True, machine=True)
+                failure, machine = f"the dask workers grading it died ({exc})", False
+            else:
+                failure, machine = f"{type(exc).__name__}: {exc}", True
+            return [
+                JobResult(job, failure=failure, seconds=seconds, retryable=True, machine=machine) for job in entry.jobs
+            ]
         if future.status in ("cancelled", "lost"):
-            return JobResult(
-                job, failure=f"the dask task was {future.status} (its worker or the scheduler went away)",
-                seconds=seconds, retryable=True,
-            )  # fmt: skip
+            failure = f"the dask task was {future.status} (its worker or the scheduler went away)"
+            return [JobResult(job, failure=failure, seconds=seconds, retryable=True) for job in entry.jobs]
         if worker and seconds > deadline:
             future.cancel()
             self._restart(worker)
-            return JobResult(
-                job, failure=f"grading took longer than {deadline:g} s; the dask worker was restarted", seconds=seconds
-            )
+            for job in reversed([job for at, job in enumerate(entry.jobs) if at != number]):
+                self._give_back(queue, job)  # graded or not, their results went with the task
+            failure = f"grading took longer than {deadline:g} s; the dask worker was restarted"
+            return [JobResult(entry.jobs[number], failure=failure, seconds=seconds)]
         return None
+
+    def _results(self, outcomes: object, entry: _Running, queue: JobQueue, seconds: float) -> list[JobResult]:
+        """A finished chunk's outcomes (remote.grade_chunk) as results, in its order."""
+        if not isinstance(outcomes, list) or len(outcomes) != len(entry.jobs):
+            failure = "the dask worker sent back no result"
+            return [JobResult(job, failure=failure, seconds=seconds, retryable=True) for job in entry.jobs]
+        results = []
+        for job, outcome in zip(entry.jobs, outcomes):
+            if isinstance(outcome, Reply):
+                self._note(outcome.seconds)
+                results.append(JobResult(job, value=outcome.value, seconds=outcome.seconds))
+            elif isinstance(outcome, Raised):
+                results.append(
+                    JobResult(job, failure=outcome.failure, seconds=outcome.seconds, retryable=True, machine=True)
+                )
+        for job, outcome in reversed(list(zip(entry.jobs, outcomes))):
+            if not isinstance(outcome, (Reply, Raised)):
+                self._give_back(queue, job)  # after a raise in its chunk: never tried
+        return results
 
     def _restart(self, worker: str) -> None:
         """A worker whose grading hangs past its deadline: its thread can't be stopped, its
-        process can (by its nanny; the student processes die with it)."""
+        process can (by its nanny; the student processes die with it). Asked on a thread of
+        its own: a restart takes seconds (7 s at load 18), which the batch spends feeding
+        the other workers, as the local pool goes on while it replaces a killed process."""
+        threading.Thread(target=self._restart_now, args=(worker,), name="abgrade-dask-restart", daemon=True).start()
+
+    def _restart_now(self, worker: str) -> None:
         try:
             self.client.restart_workers([worker], raise_for_error=False)
-        except Exception:  # noqa: BLE001 - no nanny, or already gone: the scheduler copes
+        except Exception:  # noqa: BLE001 - no nanny, already gone, or the client closed: the scheduler copes
             pass
+
+
+def _read(path: Path) -> bytes | None:
+    """A submission's bytes, or None when it can't be read (gone since the scan): its
+    worker then grades it as missing, as a local grader process would, never the batch
+    stopped for one student's file."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def fixed_chunk() -> int | None:
+    """The most jobs per chunk CHUNK_ENV fixes (a whole number from 1), or None: sized by
+    the gradings' time. Anything else is ignored (a benchmark's knob, not a user's)."""
+    value = os.environ.get(CHUNK_ENV, "")
+    return int(value) if value.isdigit() and int(value) >= 1 else None
 
 
 def connect(address: str, connect_seconds: float = CONNECT_SECONDS, tls: TlsFiles | None = None) -> DaskPool:

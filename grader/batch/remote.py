@@ -1,4 +1,6 @@
-"""What a Dask worker runs for one job. The submission travels as its file name and bytes
+"""What a Dask worker runs for a chunk of jobs (`grade_chunk`: several submissions in
+turn, one task of the scheduler's for all; dask_pool.py sizes them), each graded as
+`grade_payload` grades one. The submission travels as its file name and bytes
 (no shared file system is assumed): the worker writes it into a folder of its own, grades
 it with the very task a local grader process runs (the same sandbox: a leased uid when the
 worker is root, namespaces, cgroups), removes the folder and sends back the result. The
@@ -78,7 +80,7 @@ class Payload:
 
     key: str  # the job's key, announced when the grading starts
     name: str
-    data: bytes
+    data: bytes | None  # None: the batch machine could not read the file (it went since the scan)
 
 
 @dataclass(frozen=True)
@@ -141,26 +143,77 @@ def grade_payload(
     the task raises (a machine problem), for the batch to retry, as a local grader process
     does."""
     with _GRADING:
-        problem = _trust_problem()
-        if problem:
-            raise UntrustedWorker(problem)
-        _announce(topic, payload.key)
-        started = time.monotonic()
-        if isinstance(task, ShippedTask):
-            _close_other_runs(task.run)
-            grade = _prepared(task)
-            _freeze_once()
-            look_ahead = getattr(grade, "look_ahead", None)
-            if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
-                look_ahead(lambda: _stage(hint))
-        else:
-            grade = _for_this_worker(task, worker_folder())
-        path = _submission_file(payload)
-        try:
-            value = grade(path)
-        finally:
-            shutil.rmtree(path.parent, ignore_errors=True)
-        return Reply(value, time.monotonic() - started)
+        grade = _ready(task)
+        return _grade_one(grade, payload, topic, hint, isinstance(task, ShippedTask))
+
+
+@dataclass(frozen=True)
+class Raised:
+    """A grading of a chunk raised (a machine problem): what the local pool reports for a
+    task that raises (the same text), for the batch to retry that submission after the
+    local pool's delay. The chunk stops there and its later ones are not tried (outcome
+    None): a worker whose grading raised may be in no state to grade, so they go back to
+    the queue, their attempts untouched, and are sent again (to whichever worker has room),
+    each counting only the attempts it was itself tried in."""
+
+    failure: str  # "ExceptionType: message"
+    seconds: float
+
+
+def grade_chunk(
+    task: ShippedTask, payloads: list[Payload], topic: str, hint: Payload | None = None
+) -> list[Reply | Raised | None]:
+    """Grade a chunk of submissions here in turn, with one task of the scheduler's for all
+    of them (its per-task round trips paid once per chunk: dask_pool.py), each exactly as
+    grade_payload grades one: announced as it starts, graded in the session opened ahead
+    for it (each one's hint is the chunk's next, the last one's `hint`). One outcome per
+    payload, in order: a Reply, a Raised where its grading raised, and None for those after
+    a raise, never tried (the batch hands them out again, their attempts untouched).
+    Raises before any grading when this worker must not grade or the task is damaged."""
+    with _GRADING:
+        grade = _ready(task)
+        outcomes: list[Reply | Raised | None] = [None] * len(payloads)
+        for number, payload in enumerate(payloads):
+            following = payloads[number + 1] if number + 1 < len(payloads) else hint
+            started = time.monotonic()
+            try:
+                outcomes[number] = _grade_one(grade, payload, topic, following, True)
+            except Exception as exc:  # noqa: BLE001 - a machine problem: this submission is retried, as locally
+                outcomes[number] = Raised(f"{type(exc).__name__}: {exc}", time.monotonic() - started)
+                break
+        return outcomes
+
+
+def _ready(task: ShippedTask | Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """The run's task ready to grade here (under _GRADING), once this worker may grade."""
+    problem = _trust_problem()
+    if problem:
+        raise UntrustedWorker(problem)
+    if not isinstance(task, ShippedTask):
+        return _for_this_worker(task, worker_folder())
+    _close_other_runs(task.run)
+    grade = _prepared(task)
+    _freeze_once()
+    return grade
+
+
+def _grade_one(
+    grade: Callable[[Path], Any], payload: Payload, topic: str, hint: Payload | None, shipped: bool
+) -> Reply:
+    """One submission with a ready task (under _GRADING): announced, its next one (`hint`)
+    offered to the task's look-ahead when the task lasts the run (shipped), graded from its
+    own bytes in a folder that is removed afterwards."""
+    _announce(topic, payload.key)
+    started = time.monotonic()
+    look_ahead = getattr(grade, "look_ahead", None) if shipped else None
+    if look_ahead is not None:  # the prepared task lasts the run: end_run closes what it keeps
+        look_ahead(lambda: _stage(hint))
+    path = _submission_file(payload)
+    try:
+        value = grade(path)
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
+    return Reply(value, time.monotonic() - started)
 
 
 def _freeze_once() -> None:
@@ -197,14 +250,15 @@ def _submission_file(payload: Payload) -> Path:
         shutil.rmtree(staged.path.parent, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
     path = folder / Path(payload.name).name
-    path.write_bytes(payload.data)
+    if payload.data is not None:  # else graded as missing, as a local grader process grades a file gone
+        path.write_bytes(payload.data)
     return path
 
 
 def _stage(hint: Payload | None) -> Path | None:
     """The look-ahead's answer: the next job's submission, written now (None: no hint)."""
-    if hint is None:
-        return None
+    if hint is None or hint.data is None:
+        return None  # nothing to open ahead
     folder = Path(tempfile.mkdtemp(prefix="s-", dir=worker_folder()))
     path = folder / Path(hint.name).name
     path.write_bytes(hint.data)
