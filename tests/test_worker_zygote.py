@@ -8,9 +8,11 @@ way when the zygote can't start or dies. Real zygotes, real student processes.""
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,7 +26,7 @@ from grader.labs import get_lab
 from grader.results import GradeReport
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
-from grader.sandbox import worker_zygote
+from grader.sandbox import worker_zygote, zygote_process
 from grader.sandbox.identity import STUDENT_GID, grader_is_root
 from grader.seeding import Seed, student_seed
 from grader.spec import load_spec
@@ -248,3 +250,35 @@ def test_a_zygote_that_died_is_replaced(monkeypatch, forking):
     assert report.score == report.max_score, report.tests[0].output
     assert worker_zygote._ZYGOTE is not None and worker_zygote._ZYGOTE is not zygote
     assert forking
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_a_fork_imports_nothing_its_zygote_did_not(monkeypatch):
+    """Everything a `.py` fork imports between the fork and the student's code (its own
+    steps, the bootstrap's service, the shipped probe and every lab's observer) is imported
+    in the zygote already: an import after the fork costs every submission (tempfile was
+    about 5 ms of each fork's CPU). Pure: the sources' import statements."""
+    sandbox = TESTS.parent / "grader" / "sandbox"
+    zygote = ast.parse((sandbox / "zygote_process.py").read_text())
+    in_the_fork = [f for f in zygote.body if isinstance(f, ast.FunctionDef) and f.name in ("_child", "_read_request")]
+    for name in ("bootstrap.py", "probe_install.py", "student_random.py"):
+        tree = ast.parse((sandbox / name).read_text())
+        in_the_fork += [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name != "main"]
+    in_the_fork += [ast.parse((TESTS.parent / "grader" / "probe" / "runtime.py").read_text())]
+    in_the_fork += [ast.parse(path.read_text()) for path in (TESTS.parent / "grader" / "labs").glob("*/observer.py")]
+    wanted = set().union(*(_imports(tree) for tree in in_the_fork))
+    zygote_has = set(zygote_process.WORKER_PREIMPORT) | set(zygote_process.WORKER_OPTIONAL)
+    zygote_has |= {n for n in _imports(ast.Module([s for s in zygote.body if not isinstance(s, ast.FunctionDef)], []))}
+    zygote_has |= set(sys.builtin_module_names) | {"sys", "os", "json"}
+    kernel_only = {"ipykernel"}  # _child's kernel path: the kernel zygote's PREIMPORT
+    missing = {n for n in wanted - zygote_has if not n.startswith("_abgrade") and n not in kernel_only}
+    assert not missing, f"imported in every fork, not in the zygote: {sorted(missing)}"

@@ -72,7 +72,10 @@ PREIMPORT = (
     "ipykernel.comm",
 )
 # what the `.py` worker's bootstrap and observers import, and numpy, which most submissions of
-# the board labs do (about 60 ms of CPU each): imported once, in the worker zygote
+# the board labs do (about 60 ms of CPU each): imported once, in the worker zygote. Also
+# everything a fork imports itself before the student's code (_child: `tempfile`, with
+# shutil's bz2 and lzma, was about 5 ms of every fork's CPU, under the seccomp filter;
+# tests/test_worker_zygote.py checks the list covers _child's imports)
 WORKER_PREIMPORT = (
     "json",
     "resource",
@@ -89,6 +92,7 @@ WORKER_PREIMPORT = (
     "functools",
     "itertools",
     "traceback",
+    "tempfile",
 )
 WORKER_OPTIONAL = ("numpy",)
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
