@@ -108,6 +108,32 @@ def test_each_submission_gets_a_fresh_worker_that_sees_nothing_of_the_last(tmp_p
     assert [before[3], before[5]] == [after[3], after[5]] == expected
 
 
+def test_a_zygote_imports_numpy_only_for_a_lab_whose_own_code_does(tmp_path, monkeypatch, forking):
+    """The tree lab's observer imports no numpy: its zygote doesn't either, and a student
+    who imports numpy gets it fresh, seeded from its grading's seed as in a zygote that had it
+    (the draws of the test above); the tictactoe lab's observer does, and so does its zygote."""
+    assert worker_zygote.preimports_for(get_lab("tree").probe) == ()
+    assert worker_zygote.preimports_for(get_lab("tictactoe").probe) == ("numpy",)
+    monkeypatch.setattr(worker_zygote, "_ZYGOTE", None)
+    worker_zygote.use(preimport=())
+    zygote = worker_zygote.zygote_for(isolation_module.detect_isolation(), 61000)
+    try:
+        assert zygote is not None and zygote.pid is not None, worker_zygote.note()
+        assert "numpy" not in Path(f"/proc/{zygote.pid}/maps").read_text()
+        (tmp_path / "first.py").write_text(FIRST + SOLUTION.read_text())
+        report = grade(tmp_path / "first.py")
+        assert forking and report.score == report.max_score, report.student_output
+        value = student_seed(Seed(1, "given with --seed"))
+        ((_, _, _, drawn, _, numpy_drawn),) = lines(report, "PID")
+        assert [drawn, numpy_drawn] == [
+            repr(random.Random(value).random()),
+            repr(np.random.RandomState(value).random()),
+        ]
+    finally:
+        if zygote is not None:
+            zygote.close()
+
+
 KNOCKS = """
 import os, signal
 for path in sorted(os.listdir("/proc/self/fd")):

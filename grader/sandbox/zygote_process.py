@@ -71,8 +71,9 @@ PREIMPORT = (
     "ipykernel.parentpoller",
     "ipykernel.comm",
 )
-# what the `.py` worker's bootstrap and observers import, and numpy, which most submissions of
-# the board labs do (about 60 ms of CPU each): imported once, in the worker zygote. Also
+# what the `.py` worker's bootstrap and observers import, and numpy where the lab's observer
+# does (about 60 ms of CPU each; worker_zygote.preimports_for): imported once, in the worker
+# zygote. Also
 # everything a fork imports itself before the student's code (_child: `tempfile`, with
 # shutil's bz2 and lzma, was about 5 ms of every fork's CPU, under the seccomp filter;
 # tests/test_worker_zygote.py checks the list covers _child's imports)
@@ -94,7 +95,7 @@ WORKER_PREIMPORT = (
     "traceback",
     "tempfile",
 )
-WORKER_OPTIONAL = ("numpy",)
+WORKER_OPTIONAL = ("numpy",)  # only where the lab's own code in the student process imports it
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
 REAP_SECONDS = 1.0  # the loop reaps on every SIGCHLD (_child_exits_wake); this only as a backstop
 REQUEST_SECONDS = 30.0  # the grader wrote the request before passing its socket: it is there at once
@@ -290,7 +291,8 @@ def _drain(fd):
         pass
 
 
-def main(fd, kind="kernel", site_paths=()):
+def main(fd, kind="kernel", site_paths=(), optional=WORKER_OPTIONAL):
+    """`optional`: which of WORKER_OPTIONAL a worker zygote imports (its lab's, worker_zygote.py)."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -306,7 +308,7 @@ def main(fd, kind="kernel", site_paths=()):
             sys.path.extend(site_paths)  # as a worker's bootstrap does (-S skipped site)
             for name in WORKER_PREIMPORT:
                 importlib.import_module(name)
-            for name in WORKER_OPTIONAL:
+            for name in optional:
                 try:
                     importlib.import_module(name)
                 except ImportError:
