@@ -187,7 +187,7 @@ def _child(fds, libc, kind):
             _fail(111, "mount --make-rprivate /")
         if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
             _fail(111, "mount /proc")
-    confine(plan)  # mounts, capabilities, uid, no_new_privs, seccomp, chdir
+    confine(plan, libc)  # mounts, capabilities, uid, no_new_privs, seccomp, chdir
     os.environ.clear()
     os.environ.update(request["env"])
     import tempfile
