@@ -112,6 +112,7 @@ def test_a_zygote_imports_numpy_only_for_a_lab_whose_own_code_does(tmp_path, mon
     """The tree lab's observer imports no numpy: its zygote doesn't either, and a student
     who imports numpy gets it fresh, seeded from its grading's seed as in a zygote that had it
     (the draws of the test above); the tictactoe lab's observer does, and so does its zygote."""
+    assert worker_zygote.OPTIONAL == zygote_process.WORKER_OPTIONAL
     assert worker_zygote.preimports_for(get_lab("tree").probe) == ()
     assert worker_zygote.preimports_for(get_lab("tictactoe").probe) == ("numpy",)
     monkeypatch.setattr(worker_zygote, "_ZYGOTE", None)

@@ -45,7 +45,8 @@ _SOURCE = BOOTSTRAP_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py"
 _WANTED = False
 # the costly modules the zygote may import beside the bootstrap's (zygote_process.py's
 # WORKER_OPTIONAL): those the lab's own code in the student process imports (use())
-_PREIMPORT: tuple[str, ...] = ("numpy",)
+OPTIONAL = ("numpy",)  # zygote_process.WORKER_OPTIONAL (that module is the zygote's program, not imported here)
+_PREIMPORT: tuple[str, ...] = OPTIONAL
 _ZYGOTE: KernelZygote | None = None
 _START_LOCK = threading.Lock()
 _NOTE: str | None = None
@@ -69,15 +70,15 @@ def _warn(text: str) -> None:
     logging.getLogger("abgrade.zygote").warning(text)
 
 
-def use(wanted: bool = True, preimport: tuple[str, ...] = ("numpy",)) -> None:
+def use(wanted: bool = True, preimport: tuple[str, ...] = OPTIONAL) -> None:
     """This grader process grades many `.py` submissions: fork their workers from a zygote
-    that also imports `preimport` (of WORKER_OPTIONAL: `preimports_for` the lab's probe)."""
+    that also imports `preimport` (of OPTIONAL: `preimports_for` the lab's probe)."""
     global _WANTED, _PREIMPORT
     _WANTED, _PREIMPORT = wanted, tuple(preimport)
 
 
 def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
-    """Which of WORKER_OPTIONAL (numpy) the zygote imports for a lab: those its observer
+    """Which of OPTIONAL (numpy) the zygote imports for a lab: those its observer
     or the modules it ships import, so every one of its students imports them anyway (the
     tictactoe and agents labs' numpy boards). A module only some students import is theirs
     to pay for, as in a single grade and a bare run: numpy in each zygote cost a tree-lab
@@ -85,8 +86,6 @@ def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
     (about 0.8 ms) for students that never use it. A function of the lab alone (its
     sources), never of which students came before."""
     import ast
-
-    from .zygote_process import WORKER_OPTIONAL
 
     imported: set[str] = set()
     for _, source in probe.modules():
@@ -99,7 +98,7 @@ def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
                 imported.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 imported.add(node.module.split(".")[0])
-    return tuple(name for name in WORKER_OPTIONAL if name in imported)
+    return tuple(name for name in OPTIONAL if name in imported)
 
 
 def enabled() -> bool:
