@@ -235,7 +235,9 @@ def test_a_calls_fast_paths_clean_exactly_what_cleaning_every_string_does():
             else:
                 clean[name] = sanitize_value(value)
         seconds = call.get("seconds")
-        clean["seconds"] = float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
+        clean["seconds"] = (
+            float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else 0.0
+        )
         return clean
 
     long = "x" * 300
