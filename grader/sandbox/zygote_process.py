@@ -70,6 +70,8 @@ PREIMPORT = (
     "ipykernel.heartbeat",
     "ipykernel.parentpoller",
     "ipykernel.comm",
+    "resource",  # and what a fork imports itself before the kernel (_child): 1.4 ms of a fork's CPU
+    "tempfile",  # (IPython imports it already; named so that tests/test_worker_zygote.py sees it)
 )
 # what the `.py` worker's bootstrap and observers import, and numpy where the lab's observer
 # does (about 60 ms of CPU each; worker_zygote.preimports_for): imported once, in the worker
