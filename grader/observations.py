@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
 
-from .text import LINE_CHARS, NAME_CHARS, clean_data, clean_line, clean_text
+from .text import LINE_CHARS, NAME_CHARS, PLAIN_TYPES, clean_data, clean_line, clean_lines, clean_text, unsafe_in_line
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
+_SET_BELOW = frozenset({"returned", "error", "seconds"})  # sanitize_call's own fields
 
 # How a lab's own observation field is sanitised (a lab declares its fields, Lab.observed_fields):
 # "labels": a list of short strings (node names, board notations), anything else dropped;
@@ -80,13 +81,23 @@ def sanitize_call(call: Any, fields: Mapping[str, FieldKind] | None = None) -> d
         malformed: dict[str, Any] = {"returned": None, "error": sanitize_error("malformed"), "seconds": 0.0}
         malformed.update({name: [] if kind == "labels" else None for name, kind in fields.items()})
         return malformed
-    clean = {clean_line(k): clean_data(v) for k, v in call.items() if isinstance(k, str)}
+    # a batch sanitises about 500 calls per submission: the keys' common case and plain
+    # values cost no call, and the fields set below are not cleaned twice (each keeps its
+    # place in the dict: None until it is set)
+    later = _SET_BELOW.union(fields)
+    clean = {
+        (k if len(k) <= NAME_CHARS and not unsafe_in_line(k) else clean_line(k)): (
+            None if k in later else v if type(v) in PLAIN_TYPES else clean_data(v)
+        )
+        for k, v in call.items()
+        if isinstance(k, str)
+    }
     clean["returned"] = sanitize_value(call.get("returned"))
     clean["error"] = sanitize_error(call.get("error"))
     for name, kind in fields.items():
         value = call.get(name)
         if kind == "labels":
-            clean[name] = [clean_line(r) for r in value if isinstance(r, str)] if isinstance(value, list) else []
+            clean[name] = clean_lines(value)
         else:
             clean[name] = sanitize_value(value)
     seconds = call.get("seconds")

@@ -103,6 +103,21 @@ def clean_data(value: Any, limit: int = MESSAGE_CHARS, depth: int = 0) -> Any:
 
 
 _PLAIN = frozenset({int, float, bool, type(None)})
+# for a caller's inline fast path over many short strings (a call's keys, its labels):
+# a string of at most NAME_CHARS that `unsafe_in_line` finds nothing in is its own
+# clean_line; else clean_line it. The same test clean_text makes first, without its call
+PLAIN_TYPES = _PLAIN
+unsafe_in_line = _UNSAFE_LINE.search
+
+
+def clean_lines(items: Any, limit: int = NAME_CHARS) -> list[str]:
+    """The strings of the list `items`, each as clean_line(item, limit) makes it; anything
+    else in it, or an `items` that is no list, is dropped (a lab's labels)."""
+    if not isinstance(items, list):
+        return []
+    return [
+        r if len(r) <= limit and not unsafe_in_line(r) else clean_line(r, limit) for r in items if isinstance(r, str)
+    ]
 
 
 def visible_controls(text: str) -> str:

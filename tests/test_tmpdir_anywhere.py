@@ -65,3 +65,40 @@ def test_a_batch_grades_with_tmpdir_outside_tmp_and_shows_no_one_else_on_the_way
     # every one gets the full marks a correct search earns: eve saw nothing above its folder
     assert len(set(scores.values())) == 1 and scores["ann"] > 0, scores
     assert not any(tmpdir_outside_tmp.iterdir())  # the run's folder is gone
+
+
+WRITES_ITS_FOLDER = """
+import os
+try:
+    with open(os.path.join(os.getcwd(), "note.txt"), "w") as handle:
+        handle.write("mine")
+    print("WORKDIR", "WRITABLE")
+except OSError as exc:
+    print("WORKDIR", "BLOCKED", exc)
+"""
+
+
+def test_a_single_grade_with_tmpdir_outside_tmp_may_write_its_own_work_folder(tmp_path, monkeypatch):
+    """A TMPDIR that every user may pass through (no 0700 folder on the way, so nothing
+    covers it): the student's work folder, left where it is, must still be writable (it
+    was read-only, EROFS, with the rest of that file system)."""
+    from grader.grading import grade_submission
+    from grader.labs import get_lab
+    from grader.spec import load_spec
+
+    top = Path(tempfile.mkdtemp(prefix="abgrade-test-", dir=OUTSIDE_TMP))
+    try:
+        os.chmod(top, 0o755)
+        monkeypatch.setattr(tempfile, "tempdir", str(top))
+        submission = tmp_path / "lab.py"
+        submission.write_text(
+            WRITES_ITS_FOLDER + (Path(__file__).parent.parent / "reference/solutions/tree.py").read_text()
+        )
+        report = grade_submission(
+            submission, get_lab("tree"), load_spec(FIXTURES / "specs" / "tree_hostile_limits.yaml"), seed=1
+        )
+        assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+        said = [line.split()[1] for line in report.student_output.splitlines() if line.startswith("WORKDIR")]
+        assert said == ["WRITABLE"], report.student_output
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

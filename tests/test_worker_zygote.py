@@ -8,9 +8,11 @@ way when the zygote can't start or dies. Real zygotes, real student processes.""
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,7 +26,7 @@ from grader.labs import get_lab
 from grader.results import GradeReport
 from grader.sandbox import isolation as isolation_module
 from grader.sandbox import session as session_module
-from grader.sandbox import worker_zygote
+from grader.sandbox import worker_zygote, zygote_process
 from grader.sandbox.identity import STUDENT_GID, grader_is_root
 from grader.seeding import Seed, student_seed
 from grader.spec import load_spec
@@ -104,6 +106,33 @@ def test_each_submission_gets_a_fresh_worker_that_sees_nothing_of_the_last(tmp_p
     value = student_seed(Seed(1, "given with --seed"))
     expected = [repr(random.Random(value).random()), repr(np.random.RandomState(value).random())]
     assert [before[3], before[5]] == [after[3], after[5]] == expected
+
+
+def test_a_zygote_imports_numpy_only_for_a_lab_whose_own_code_does(tmp_path, monkeypatch, forking):
+    """The tree lab's observer imports no numpy: its zygote doesn't either, and a student
+    who imports numpy gets it fresh, seeded from its grading's seed as in a zygote that had it
+    (the draws of the test above); the tictactoe lab's observer does, and so does its zygote."""
+    assert worker_zygote.OPTIONAL == zygote_process.WORKER_OPTIONAL
+    assert worker_zygote.preimports_for(get_lab("tree").probe) == ()
+    assert worker_zygote.preimports_for(get_lab("tictactoe").probe) == ("numpy",)
+    monkeypatch.setattr(worker_zygote, "_ZYGOTE", None)
+    worker_zygote.use(preimport=())
+    zygote = worker_zygote.zygote_for(isolation_module.detect_isolation(), 61000)
+    try:
+        assert zygote is not None and zygote.pid is not None, worker_zygote.note()
+        assert "numpy" not in Path(f"/proc/{zygote.pid}/maps").read_text()
+        (tmp_path / "first.py").write_text(FIRST + SOLUTION.read_text())
+        report = grade(tmp_path / "first.py")
+        assert forking and report.score == report.max_score, report.student_output
+        value = student_seed(Seed(1, "given with --seed"))
+        ((_, _, _, drawn, _, numpy_drawn),) = lines(report, "PID")
+        assert [drawn, numpy_drawn] == [
+            repr(random.Random(value).random()),
+            repr(np.random.RandomState(value).random()),
+        ]
+    finally:
+        if zygote is not None:
+            zygote.close()
 
 
 KNOCKS = """
@@ -248,3 +277,42 @@ def test_a_zygote_that_died_is_replaced(monkeypatch, forking):
     assert report.score == report.max_score, report.tests[0].output
     assert worker_zygote._ZYGOTE is not None and worker_zygote._ZYGOTE is not zygote
     assert forking
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def test_a_fork_imports_nothing_its_zygote_did_not(monkeypatch):
+    """Everything a `.py` fork imports between the fork and the student's code (its own
+    steps, the bootstrap's service, the shipped probe and every lab's observer) is imported
+    in the zygote already, and what a kernel's fork imports in its own steps is in the
+    kernel zygote's list: an import after the fork costs every submission (tempfile was
+    about 5 ms of each `.py` fork's CPU, resource 1.4 ms of each kernel's). Pure: the
+    sources' import statements."""
+    sandbox = TESTS.parent / "grader" / "sandbox"
+    zygote = ast.parse((sandbox / "zygote_process.py").read_text())
+    in_the_fork = [f for f in zygote.body if isinstance(f, ast.FunctionDef) and f.name in ("_child", "_read_request")]
+    for name in ("bootstrap.py", "probe_install.py", "student_random.py"):
+        tree = ast.parse((sandbox / name).read_text())
+        in_the_fork += [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name != "main"]
+    in_the_fork += [ast.parse((TESTS.parent / "grader" / "probe" / "runtime.py").read_text())]
+    in_the_fork += [ast.parse(path.read_text()) for path in (TESTS.parent / "grader" / "labs").glob("*/observer.py")]
+    wanted = set().union(*(_imports(tree) for tree in in_the_fork))
+    zygote_has = set(zygote_process.WORKER_PREIMPORT) | set(zygote_process.WORKER_OPTIONAL)
+    zygote_has |= {n for n in _imports(ast.Module([s for s in zygote.body if not isinstance(s, ast.FunctionDef)], []))}
+    zygote_has |= set(sys.builtin_module_names) | {"sys", "os", "json"}
+    kernel_only = {"ipykernel"}  # _child's kernel path: the kernel zygote's PREIMPORT
+    missing = {n for n in wanted - zygote_has if not n.startswith("_abgrade") and n not in kernel_only}
+    assert not missing, f"imported in every fork, not in the zygote: {sorted(missing)}"
+    # a kernel's fork runs _child too (then the kernel app, the kernel zygote's own imports)
+    kernel_has = {n.rpartition(".")[0] or n for n in zygote_process.PREIMPORT} | set(zygote_process.PREIMPORT)
+    kernel_has |= zygote_has - set(zygote_process.WORKER_PREIMPORT) - set(zygote_process.WORKER_OPTIONAL)
+    kernel_wants = set().union(*(_imports(tree) for tree in in_the_fork[:2]))
+    assert kernel_wants <= kernel_has, f"imported in every kernel's fork: {sorted(kernel_wants - kernel_has)}"

@@ -186,7 +186,9 @@ class GradeTask:
     def _the_lab(self) -> Lab:
         if self._lab is None:
             self._lab = self.lab if self.lab is not None else get_lab(self.lab_name)
-            worker_zygote.use()  # this process grades many: `.py` workers are forks of one zygote
+            # this process grades many: `.py` workers are forks of one zygote, which imports
+            # what the lab's own code in the student process does (numpy for the board labs)
+            worker_zygote.use(preimport=worker_zygote.preimports_for(self._lab.probe))
         return self._lab
 
     def _freeze_long_lived(self, path: Path) -> None:

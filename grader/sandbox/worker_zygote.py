@@ -26,6 +26,7 @@ zygote can't start or dies, workers start the usual way, one interpreter each.""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -37,10 +38,15 @@ from .worker import BOOTSTRAP_SOURCE, SITE_PATHS
 
 if TYPE_CHECKING:
     from .kernel_zygote import KernelZygote, ZygoteKernel
+    from .session import ProbeSetup
 
 _SOURCE = BOOTSTRAP_SOURCE + "\n" + (Path(__file__).parent / "zygote_process.py").read_text()
 
 _WANTED = False
+# the costly modules the zygote may import beside the bootstrap's (zygote_process.py's
+# WORKER_OPTIONAL): those the lab's own code in the student process imports (use())
+OPTIONAL = ("numpy",)  # zygote_process.WORKER_OPTIONAL (that module is the zygote's program, not imported here)
+_PREIMPORT: tuple[str, ...] = OPTIONAL
 _ZYGOTE: KernelZygote | None = None
 _START_LOCK = threading.Lock()
 _NOTE: str | None = None
@@ -64,10 +70,35 @@ def _warn(text: str) -> None:
     logging.getLogger("abgrade.zygote").warning(text)
 
 
-def use(wanted: bool = True) -> None:
-    """This grader process grades many `.py` submissions: fork their workers from a zygote."""
-    global _WANTED
-    _WANTED = wanted
+def use(wanted: bool = True, preimport: tuple[str, ...] = OPTIONAL) -> None:
+    """This grader process grades many `.py` submissions: fork their workers from a zygote
+    that also imports `preimport` (of OPTIONAL: `preimports_for` the lab's probe)."""
+    global _WANTED, _PREIMPORT
+    _WANTED, _PREIMPORT = wanted, tuple(preimport)
+
+
+def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
+    """Which of OPTIONAL (numpy) the zygote imports for a lab: those its observer
+    or the modules it ships import, so every one of its students imports them anyway (the
+    tictactoe and agents labs' numpy boards). A module only some students import is theirs
+    to pay for, as in a single grade and a bare run: numpy in each zygote cost a tree-lab
+    batch about 80 ms of CPU per grader process, and every fork's page tables and exit
+    (about 0.8 ms) for students that never use it. A function of the lab alone (its
+    sources), never of which students came before."""
+    import ast
+
+    imported: set[str] = set()
+    for _, source in probe.modules():
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue  # the lab's problem, said when the observer is loaded; nothing to import here
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    return tuple(name for name in OPTIONAL if name in imported)
 
 
 def enabled() -> bool:
@@ -79,8 +110,9 @@ def note() -> str | None:
     return _NOTE
 
 
-def _command(fd: int) -> list[str]:
-    return [sys.executable, "-I", "-S", "-u", "-c", _SOURCE + f"\nmain({fd}, 'worker', {SITE_PATHS!r})\n"]
+def _command(fd: int, preimport: tuple[str, ...]) -> list[str]:
+    call = f"\nmain({fd}, 'worker', {SITE_PATHS!r}, {preimport!r})\n"
+    return [sys.executable, "-I", "-S", "-u", "-c", _SOURCE + call]
 
 
 def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
@@ -99,7 +131,9 @@ def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
             if _ZYGOTE is not None:
                 _NOTE = f"worker zygote: {_ZYGOTE.problem}; restarted"
                 _warn(_NOTE)
-            zygote = KernelZygote(_command)
+            # what use() said when it starts: a Dask worker that grades another lab later
+            # keeps this zygote (its forks may be serving; only a module more or less to import)
+            zygote = KernelZygote(functools.partial(_command, preimport=_PREIMPORT))
             if not zygote.alive:
                 _NOTE = f"worker zygote unavailable ({zygote.problem}): one interpreter per worker"
                 _warn(_NOTE)

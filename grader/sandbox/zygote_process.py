@@ -70,9 +70,15 @@ PREIMPORT = (
     "ipykernel.heartbeat",
     "ipykernel.parentpoller",
     "ipykernel.comm",
+    "resource",  # and what a fork imports itself before the kernel (_child): 1.4 ms of a fork's CPU
+    "tempfile",  # (IPython imports it already; named so that tests/test_worker_zygote.py sees it)
 )
-# what the `.py` worker's bootstrap and observers import, and numpy, which most submissions of
-# the board labs do (about 60 ms of CPU each): imported once, in the worker zygote
+# what the `.py` worker's bootstrap and observers import, and numpy where the lab's observer
+# does (about 60 ms of CPU each; worker_zygote.preimports_for): imported once, in the worker
+# zygote. Also
+# everything a fork imports itself before the student's code (_child: `tempfile`, with
+# shutil's bz2 and lzma, was about 5 ms of every fork's CPU, under the seccomp filter;
+# tests/test_worker_zygote.py checks the list covers _child's imports)
 WORKER_PREIMPORT = (
     "json",
     "resource",
@@ -89,8 +95,9 @@ WORKER_PREIMPORT = (
     "functools",
     "itertools",
     "traceback",
+    "tempfile",
 )
-WORKER_OPTIONAL = ("numpy",)
+WORKER_OPTIONAL = ("numpy",)  # only where the lab's own code in the student process imports it
 LAUNCHER = ["ipykernel_launcher"]  # sys.argv[0] of a kernel, as `-m ipykernel_launcher` makes it
 REAP_SECONDS = 1.0  # the loop reaps on every SIGCHLD (_child_exits_wake); this only as a backstop
 REQUEST_SECONDS = 30.0  # the grader wrote the request before passing its socket: it is there at once
@@ -182,7 +189,7 @@ def _child(fds, libc, kind):
             _fail(111, "mount --make-rprivate /")
         if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
             _fail(111, "mount /proc")
-    confine(plan)  # mounts, capabilities, uid, no_new_privs, seccomp, chdir
+    confine(plan, libc)  # mounts, capabilities, uid, no_new_privs, seccomp, chdir
     os.environ.clear()
     os.environ.update(request["env"])
     import tempfile
@@ -286,7 +293,8 @@ def _drain(fd):
         pass
 
 
-def main(fd, kind="kernel", site_paths=()):
+def main(fd, kind="kernel", site_paths=(), optional=WORKER_OPTIONAL):
+    """`optional`: which of WORKER_OPTIONAL a worker zygote imports (its lab's, worker_zygote.py)."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -302,7 +310,7 @@ def main(fd, kind="kernel", site_paths=()):
             sys.path.extend(site_paths)  # as a worker's bootstrap does (-S skipped site)
             for name in WORKER_PREIMPORT:
                 importlib.import_module(name)
-            for name in WORKER_OPTIONAL:
+            for name in optional:
                 try:
                     importlib.import_module(name)
                 except ImportError:
