@@ -89,7 +89,9 @@ def explain(report: GradeReport) -> str:
 
 # --- accepted variants ---------------------------------------------------------------------------
 
-CORRECT = ("correct_chapter", "correct_explicit_max_min", "correct_inf_bounds")
+# correct_numpy_choice_kwonly: numpy's random picks the move (an np.int64, a whole number),
+# keyword-only bounds, a while loop over the moves' index, prints left in
+CORRECT = ("correct_chapter", "correct_explicit_max_min", "correct_inf_bounds", "correct_numpy_choice_kwonly")
 
 
 @pytest.mark.parametrize("name", CORRECT)
@@ -189,6 +191,9 @@ UNREPLAYED = {
     # where every move loses, and a forfeited match game where the depth-3 agent gets ahead
     # (the hidden random matches, two games each here, never bring it to such a position)
     "bug_no_move_when_losing": {"choice", "games"},
+    # Connect Four's depth test `depth < 0`: one level deeper than asked; the fixed positions'
+    # values are the same one level down, so only the counts show it
+    "bug_depth_below_zero": {"nodes", "speedup", "random"},
 }
 
 
@@ -196,6 +201,12 @@ UNREPLAYED = {
 def test_an_unreplayed_mistake_loses_points_in_exactly_its_kinds(grade, name):
     report = grade(name)
     assert failing_kinds(report) == UNREPLAYED[name], explain(report)
+
+
+def test_a_search_one_level_too_deep_is_told_so_by_its_count(grade):
+    report = grade("bug_depth_below_zero")
+    said = "Your search makes the chapter's count at depth 4, not 3: it goes one level deeper"
+    assert any(said in output for output in failures(report, "nodes")), explain(report)
 
 
 def test_a_search_without_alpha_and_beta_is_named_as_both_bugs_it_reads_like(grade):

@@ -15,7 +15,7 @@ from ...checks.value import check_value
 from ..kit import Judgement
 from ..kit.messages import answer
 from .cases import Position
-from .hints import STEPS, agent_replays, bugs_for, count_hint, same_count, search_replays
+from .hints import STEPS, agent_replays, bugs_for, count_hint, depth_hint, depth_steps, same_count, search_replays
 from .picture import move_details, position_details
 
 WORDS = {1: "a win", 0: "a tie", -1: "a loss"}
@@ -112,6 +112,8 @@ def _nodes(search: dict | None, agent: dict | None, witnessed: list[dict], plan:
                 )
                 matching = same_count(replays, steps)
             same, hint = count_hint(steps, expected, matching)
+            if plan.replay and which != "witness" and not matching:
+                hint = depth_hint(where, steps, depth_steps(where, plan.alpha, plan.beta, which)) or hint
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
