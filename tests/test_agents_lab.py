@@ -91,7 +91,15 @@ def explain(report: GradeReport) -> str:
 
 # correct_numpy_choice_kwonly: numpy's random picks the move (an np.int64, a whole number),
 # keyword-only bounds, a while loop over the moves' index, prints left in
-CORRECT = ("correct_chapter", "correct_explicit_max_min", "correct_inf_bounds", "correct_numpy_choice_kwonly")
+# correct_last_move_in_place: the search plays its last move on the env it was given (a
+# copy the caller never reads again), not on a deep copy
+CORRECT = (
+    "correct_chapter",
+    "correct_explicit_max_min",
+    "correct_inf_bounds",
+    "correct_numpy_choice_kwonly",
+    "correct_last_move_in_place",
+)
 
 
 @pytest.mark.parametrize("name", CORRECT)
@@ -194,6 +202,9 @@ UNREPLAYED = {
     # Connect Four's depth test `depth < 0`: one level deeper than asked; the fixed positions'
     # values are the same one level down, so only the counts show it
     "bug_depth_below_zero": {"nodes", "speedup", "random"},
+    # the agent plays its last candidate move on env itself: right moves and counts, but the
+    # game's env has moved on (the grader's matches rebuild env for every move, so only choice)
+    "bug_agent_consumes_env": {"choice", "random"},
 }
 
 
@@ -201,6 +212,11 @@ UNREPLAYED = {
 def test_an_unreplayed_mistake_loses_points_in_exactly_its_kinds(grade, name):
     report = grade(name)
     assert failing_kinds(report) == UNREPLAYED[name], explain(report)
+
+
+def test_an_agent_that_changes_env_is_told_to_leave_it_as_it_was(grade):
+    said = failures(grade("bug_agent_consumes_env"), "choice")
+    assert said and all("but it changed env itself" in output for output in said), said
 
 
 def test_a_search_one_level_too_deep_is_told_so_by_its_count(grade):

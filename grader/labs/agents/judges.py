@@ -131,6 +131,13 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
         return _raised(text, agent, plan)
     returned = agent.get("returned")
     optimal = plan.expect["optimal"]
+    if agent.get("changed"):
+        # the chapter's game loop steps env with the agent's action next: an env the agent has
+        # already moved on plays another game (a search may use up the copy it is given)
+        return Verdict.fail(
+            f"{text} returned {show(returned)}, but it changed env itself: the game steps env with the "
+            f"returned move next, so the agent must leave it as it was. Try each move on a deepcopy(env).{_where(plan)}"
+        )
     if is_number(returned) and not isinstance(returned, bool) and returned in optimal:
         return Verdict.ok(f"{text} returned {show(returned)}, an optimal move (any of {optimal}).")
     env = position.env()
