@@ -95,6 +95,11 @@ BUGS = {
     # a cached bound re-searched on the narrowed window but stored with the caller's: flags
     # that no accepted search stores (here true ones, '=' where it stores '≤'), other cut-offs later
     "bug_store_callers_window": ({"cache", "nodes", "random"}, None),
+    # minValue plays 'X' too: wrong values everywhere, and cache keys no game reaches
+    "bug_min_plays_x": (
+        {"value", "bounds", "cache", "nodes", "deepening", "choice", "solved", "random"},
+        None,
+    ),
     # choice-in-time: a deepening that never looks at its time limit gives no move in time
     "bug_deepening_ignores_time": ({"deepening", "choice", "solved"}, "deepening_ignores_time"),
     "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
@@ -193,6 +198,14 @@ def test_deepening_past_the_time_limit_is_stopped_and_said(lab, spec):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_a_cache_of_boards_no_game_reaches_asks_who_plays(lab, spec):
+    report = graded(FIXTURES / "bug_min_plays_x.py", lab, spec)
+    text = next(t.output for t in report.tests if t.name == "start: cache")
+    assert "a key holds a board no game reaches: 'X' must have as many stones as 'O' or one more" in text
+    assert "Does maxValue play gPlayers[0] and minValue gPlayers[1]?" in text
+
+
 def test_deepening_past_a_decided_value_is_said(lab, spec):
     report = graded(FIXTURES / "bug_deepening_ignores_decided.py", lab, spec)
     text = next(t.output for t in report.tests if t.name == "deepening-decided: deepening")
