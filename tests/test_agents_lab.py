@@ -22,6 +22,8 @@ from grader.exercises import exercise_notebook_path, exercise_notebook_text, exe
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.labs.agents.adapter import ENVS_MODULE
+from grader.labs.agents.cases import Position
+from grader.labs.agents.hints import depth_hint, depth_steps
 from grader.labs.agents.plans import bounds_plan
 from grader.labs.agents.random_cases import random_matches, random_positions
 from grader.paths import SOLUTIONS_DIR
@@ -223,6 +225,15 @@ def test_a_search_one_level_too_deep_is_told_so_by_its_count(grade):
     report = grade("bug_depth_below_zero")
     said = "Your search makes the chapter's count at depth 4, not 3: it goes one level deeper"
     assert any(said in output for output in failures(report, "nodes")), explain(report)
+
+
+def test_a_count_of_the_depth_below_is_one_level_shallower_and_others_are_not_a_depth_slip():
+    position = Position("conn", (4, 4, 3, 5, 2), 3)
+    around = depth_steps(position, -2, -2, "search")
+    assert set(around) == {2, 4} and around[2] != around[4]
+    assert "count at depth 2, not 3: it goes one level shallower" in depth_hint(position, around[2], around)
+    assert depth_hint(position, around[4] + 1, around) == ""
+    assert depth_steps(Position("ttt", (1,)), -2, -2, "agent") == {}  # tic-tac-toe has no depth
 
 
 def test_a_search_without_alpha_and_beta_is_named_as_both_bugs_it_reads_like(grade):
