@@ -22,6 +22,8 @@ from grader.exercises import exercise_notebook_path, exercise_notebook_text, exe
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.labs.agents.adapter import ENVS_MODULE
+from grader.labs.agents.cases import Position
+from grader.labs.agents.hints import depth_hint, depth_steps
 from grader.labs.agents.plans import bounds_plan
 from grader.labs.agents.random_cases import random_matches, random_positions
 from grader.paths import SOLUTIONS_DIR
@@ -89,7 +91,17 @@ def explain(report: GradeReport) -> str:
 
 # --- accepted variants ---------------------------------------------------------------------------
 
-CORRECT = ("correct_chapter", "correct_explicit_max_min", "correct_inf_bounds")
+# correct_numpy_choice_kwonly: numpy's random picks the move (an np.int64, a whole number),
+# keyword-only bounds, a while loop over the moves' index, prints left in
+# correct_last_move_in_place: the search plays its last move on the env it was given (a
+# copy the caller never reads again), not on a deep copy
+CORRECT = (
+    "correct_chapter",
+    "correct_explicit_max_min",
+    "correct_inf_bounds",
+    "correct_numpy_choice_kwonly",
+    "correct_last_move_in_place",
+)
 
 
 @pytest.mark.parametrize("name", CORRECT)
@@ -189,6 +201,12 @@ UNREPLAYED = {
     # where every move loses, and a forfeited match game where the depth-3 agent gets ahead
     # (the hidden random matches, two games each here, never bring it to such a position)
     "bug_no_move_when_losing": {"choice", "games"},
+    # Connect Four's depth test `depth < 0`: one level deeper than asked; the fixed positions'
+    # values are the same one level down, so only the counts show it
+    "bug_depth_below_zero": {"nodes", "speedup", "random"},
+    # the agent plays its last candidate move on env itself: right moves and counts, but the
+    # game's env has moved on (the grader's matches rebuild env for every move, so only choice)
+    "bug_agent_consumes_env": {"choice", "random"},
 }
 
 
@@ -196,6 +214,26 @@ UNREPLAYED = {
 def test_an_unreplayed_mistake_loses_points_in_exactly_its_kinds(grade, name):
     report = grade(name)
     assert failing_kinds(report) == UNREPLAYED[name], explain(report)
+
+
+def test_an_agent_that_changes_env_is_told_to_leave_it_as_it_was(grade):
+    said = failures(grade("bug_agent_consumes_env"), "choice")
+    assert said and all("but it changed env itself" in output for output in said), said
+
+
+def test_a_search_one_level_too_deep_is_told_so_by_its_count(grade):
+    report = grade("bug_depth_below_zero")
+    said = "Your search makes the chapter's count at depth 4, not 3: it goes one level deeper"
+    assert any(said in output for output in failures(report, "nodes")), explain(report)
+
+
+def test_a_count_of_the_depth_below_is_one_level_shallower_and_others_are_not_a_depth_slip():
+    position = Position("conn", (4, 4, 3, 5, 2), 3)
+    around = depth_steps(position, -2, -2, "search")
+    assert set(around) == {2, 4} and around[2] != around[4]
+    assert "count at depth 2, not 3: it goes one level shallower" in depth_hint(position, around[2], around)
+    assert depth_hint(position, around[4] + 1, around) == ""
+    assert depth_steps(Position("ttt", (1,)), -2, -2, "agent") == {}  # tic-tac-toe has no depth
 
 
 def test_a_search_without_alpha_and_beta_is_named_as_both_bugs_it_reads_like(grade):

@@ -62,6 +62,8 @@ CORRECT = [
     "correct_fail_hard",
     "correct_ascii_flags",
     "correct_textbook_fail_soft",  # best from -inf: other bounds cached, other counts
+    "correct_one_search_object",  # bound methods of two objects sharing one loop, sorted, '<=' flags
+    "correct_count_perf_counter",  # itertools.count rounds, perf_counter by name, a test call at import
 ]
 
 
@@ -90,6 +92,14 @@ BUGS = {
     "bug_no_cache": ({"cache", "nodes", "random"}, "no_cache"),
     # sound cache, counts of no accepted search (on endgame: the reversed ordering's, by chance)
     "bug_window_not_passed": ({"nodes", "random"}, None),
+    # a cached bound re-searched on the narrowed window but stored with the caller's: flags
+    # that no accepted search stores (here true ones, '=' where it stores '≤'), other cut-offs later
+    "bug_store_callers_window": ({"cache", "nodes", "random"}, None),
+    # minValue plays 'X' too: wrong values everywhere, and cache keys no game reaches
+    "bug_min_plays_x": (
+        {"value", "bounds", "cache", "nodes", "deepening", "choice", "solved", "random"},
+        None,
+    ),
     # choice-in-time: a deepening that never looks at its time limit gives no move in time
     "bug_deepening_ignores_time": ({"deepening", "choice", "solved"}, "deepening_ignores_time"),
     "bug_deepening_ignores_decided": ({"deepening", "choice"}, "deepening_ignores_decided"),
@@ -188,6 +198,14 @@ def test_deepening_past_the_time_limit_is_stopped_and_said(lab, spec):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_a_cache_of_boards_no_game_reaches_asks_who_plays(lab, spec):
+    report = graded(FIXTURES / "bug_min_plays_x.py", lab, spec)
+    text = next(t.output for t in report.tests if t.name == "start: cache")
+    assert "a key holds a board no game reaches: 'X' must have as many stones as 'O' or one more" in text
+    assert "Does maxValue play gPlayers[0] and minValue gPlayers[1]?" in text
+
+
 def test_deepening_past_a_decided_value_is_said(lab, spec):
     report = graded(FIXTURES / "bug_deepening_ignores_decided.py", lab, spec)
     text = next(t.output for t in report.tests if t.name == "deepening-decided: deepening")

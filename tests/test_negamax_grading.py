@@ -55,7 +55,20 @@ def output(report, name):
 # --- accepted variants and classic bugs ----------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["course", "fail_hard", "start_minus_one", "fail_soft_inf", "textbook_fail_soft"])
+# explicit_stack: no recursion, each node entered counted as a call of value;
+# aliases_decorator: `alphaBeta = _ab`, a functools.wraps counting decorator on value, np.int64 values
+@pytest.mark.parametrize(
+    "name",
+    [
+        "course",
+        "fail_hard",
+        "start_minus_one",
+        "fail_soft_inf",
+        "textbook_fail_soft",
+        "explicit_stack",
+        "aliases_decorator",
+    ],
+)
 def test_accepted_variants_get_full_marks(name, lab, spec):
     report = graded(name, lab, spec)
     failures = [f"{t.name}: {t.output}" for t in report.tests if not t.passed]

@@ -90,6 +90,8 @@ CORRECT = (
     "correct_own_get_childs",  # its own get_childs (np.argwhere, integer boards)
     "correct_prints",  # prints points and nodes_visited, plays a move at import
     "correct_without_helpers",  # defines none of the given helpers: the grader provides them
+    "correct_solver_class",  # maximize / minimize / minimax are bound methods of one object
+    "correct_numpy_scalars",  # np.int64 utilities and counts, np.bool_ from game_over
 )
 
 
@@ -135,6 +137,13 @@ BUGS = (
         "bug_strict_cutoff",
         frozenset({"nodes", "pruned", "random"}),
         {"pruned": "Likely cause: You cut off only when maxUtility > beta", "nodes": "expands other boards"},
+    ),
+    # nodes counted in a global never reset: right boards and values, each search's count
+    # carries the earlier searches' counts
+    Bug(
+        "bug_global_counter",
+        frozenset({"nodes", "random"}),
+        {"nodes": "the count outlives the call (a global counter never reset)"},
     ),
     # Every win scores 10: wrong scores, slower wins chosen, other cut-offs, wrong bounds.
     Bug(

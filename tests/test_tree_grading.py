@@ -109,6 +109,8 @@ CORRECT = (
     "correct_v_from_alpha",  # v starts at alpha (fail-hard by initialisation)
     "correct_main_guard",  # a self-test print at import, a demo under __main__
     "correct_try_except",  # graph[node] in try/except, an extra optional argument
+    "correct_generator_class",  # a bound method, `yield from` the children, a dataclass window
+    "correct_numpy_defaults",  # numpy infinities and np.float64 results, default arguments
 )
 
 
@@ -246,6 +248,14 @@ BUGS = (
         frozenset({"bounds"}),
         None,
         {"bounds": "returned 5.5, but the true value 4 is below the window, so the result must be <= alpha = 5"},
+    ),
+    # functools.lru_cache on alphabeta: the self-test at import fills it from the student's own
+    # tree, and every later tree with the same node names gets those answers without a read.
+    BugCase(
+        "bug_lru_cached_search",
+        EVERYTHING,
+        None,
+        {"nodes": "functools.lru_cache or a dict of results keeps another tree's answers", "value": "returned 8"},
     ),
     # Leaf siblings are read before their turn: more reads, same values.
     BugCase(

@@ -3,6 +3,7 @@ behind its diagnoses (`reference.agents.BUGS`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from reference.agents import BUGS, INCLUSIVE_CUTOFF
@@ -44,6 +45,33 @@ def agent_replays(position: Position) -> dict[str, tuple[frozenset[int], int]]:
         decision = agent_run(position, bug)
         out[bug.name] = (frozenset(decision.group), decision.steps)
     return out
+
+
+@cache
+def depth_steps(position: Position, alpha, beta, which: str) -> dict[int, int]:
+    """Connect Four: depth -> the chapter's `step` count one level shallower and one deeper
+    than the call's own depth (`which` is "search" or "agent"), for an off-by-one depth."""
+    if position.depth is None:
+        return {}
+    out = {}
+    for depth in (position.depth - 1, position.depth + 1):
+        if depth >= 0:
+            other = replace(position, depth=depth)
+            out[depth] = search_run(other, alpha, beta).steps if which == "search" else agent_run(other).steps
+    return out
+
+
+def depth_hint(position: Position, steps: int, at_depth: dict[int, int]) -> str:
+    """The hint for a count that is the chapter's at the neighbouring depth, else ''."""
+    for depth, count in at_depth.items():
+        if count == steps:
+            way = "deeper" if depth > (position.depth or 0) else "shallower"
+            return (
+                f"Your search makes the chapter's count at depth {depth}, not {position.depth}: it goes one level "
+                f"{way} than asked. Check the depth test (return 0 when depth == 0) and that each level "
+                "passes depth - 1."
+            )
+    return ""
 
 
 def _pair(run) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from ...checks.value import check_value
 from ..kit import Judgement
 from ..kit.messages import answer
 from .cases import Position
-from .hints import STEPS, agent_replays, bugs_for, count_hint, same_count, search_replays
+from .hints import STEPS, agent_replays, bugs_for, count_hint, depth_hint, depth_steps, same_count, search_replays
 from .picture import move_details, position_details
 
 WORDS = {1: "a win", 0: "a tie", -1: "a loss"}
@@ -112,6 +112,8 @@ def _nodes(search: dict | None, agent: dict | None, witnessed: list[dict], plan:
                 )
                 matching = same_count(replays, steps)
             same, hint = count_hint(steps, expected, matching)
+            if plan.replay and which != "witness" and not matching:
+                hint = depth_hint(where, steps, depth_steps(where, plan.alpha, plan.beta, which)) or hint
             changed = "\nIt also changed env itself: play each move on a deepcopy(env)." if call.get("changed") else ""
             return Verdict.fail(
                 f"{text} made {steps:,} {STEPS}; the chapter's algorithm (moves in validinputs order, "
@@ -129,6 +131,13 @@ def _choice(agent: dict, plan: PositionPlan) -> Verdict:
         return _raised(text, agent, plan)
     returned = agent.get("returned")
     optimal = plan.expect["optimal"]
+    if agent.get("changed"):
+        # the chapter's game loop steps env with the agent's action next: an env the agent has
+        # already moved on plays another game (a search may use up the copy it is given)
+        return Verdict.fail(
+            f"{text} returned {show(returned)}, but it changed env itself: the game steps env with the "
+            f"returned move next, so the agent must leave it as it was. Try each move on a deepcopy(env).{_where(plan)}"
+        )
     if is_number(returned) and not isinstance(returned, bool) and returned in optimal:
         return Verdict.ok(f"{text} returned {show(returned)}, an optimal move (any of {optimal}).")
     env = position.env()

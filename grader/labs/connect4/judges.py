@@ -314,6 +314,19 @@ def decoded(state: Any, boards: dict) -> tuple | None:
     return State
 
 
+def not_a_board(state: Any) -> str:
+    """What is wrong with a key's state that is no Connect Four board (worked out only if shown)."""
+    try:
+        connect4.decode(state)
+    except ValueError as exc:
+        if "as many stones" in str(exc):
+            return (
+                "- a key holds a board no game reaches: 'X' must have as many stones as 'O' or one more. "
+                f"Does maxValue play gPlayers[0] and minValue gPlayers[1]? The board:{drawn(tuple(map(tuple, state)))}"
+            )
+    return "- a key holds something that is not a Connect Four board."
+
+
 def entry_problem(entry: Any, memo: dict, boards: dict, game: Any, deepest: int) -> Callable[[], str] | None:
     """None when the entry holds; else what to say about it (worked out only if shown:
     the exact value of a wrong entry costs a full search). `deepest`: the call's own limit,
@@ -336,7 +349,7 @@ def entry_problem(entry: Any, memo: dict, boards: dict, game: Any, deepest: int)
         return lambda: f"- the entry for limit {limit} holds {show(value)}, not a number."
     State = decoded(key["state"], boards)
     if State is None:
-        return lambda: "- a key holds something that is not a Connect Four board."
+        return lambda: not_a_board(key["state"])
     if not 0 <= limit <= deepest:
         return lambda: (
             f"- an entry for limit {limit}: the search started at limit {deepest} and counts down, so no "

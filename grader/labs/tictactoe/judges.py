@@ -198,6 +198,11 @@ def nodes_verdict(observation: BoardCall, position: Position, expected: Expected
             "for every child just before its recursive call, and carry the count the call returns "
             "(`_, utility, nodes_visited = minimize(...)`)."
         )
+        if nodes > expected.nodes_visited:
+            lines.append(
+                "If your first search counts right and later ones too many, the count outlives the call "
+                "(a global counter never reset): count in the nodes_visited argument, which minimax starts at 0."
+            )
     lines.append(position.drawing())
     return Verdict.fail("\n".join(lines))
 
