@@ -91,6 +91,22 @@ def test_notebook_whose_functions_come_from_a_file_grades_like_the_py(tmp_path, 
         assert report.score == report.max_score, [t.output for t in report.tests if not t.passed][:3]
 
 
+def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_path):
+    """`%load sol.py` run as part of a notebook defines nothing (it only fills the cell in
+    a front end), and a module the notebook did not write is not there: the student is
+    told both, with what to do."""
+    lab, spec = tree
+    cells = ["%%writefile sol.py\n" + (PROJECT / "reference" / "solutions" / "tree.py").read_text(), "%load sol.py"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [*cells, "import helpers"]])
+    nbformat.write(notebook, tmp_path / "load.ipynb")
+    report = grade_submission(tmp_path / "load.ipynb", lab, spec, seed=1)
+    load = report.tests[0].output
+    assert report.score == 0 and "no `alphabeta` is defined" in load
+    assert "cell In [2] is `%load sol.py`: run as part of the notebook it only puts" in load
+    assert "or use `%run sol.py`" in load
+    assert "No module named 'helpers' (only the notebook is graded: if helpers.py is a file of yours" in load
+
+
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):
     lab, spec = tree
     notebook = notebook_from_py(
