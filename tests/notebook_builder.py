@@ -48,6 +48,7 @@ def notebook_from_py(
 FROM_FILE = {
     "run": "%run sol.py",  # a namespace of its own, its names copied to the user's
     "import": "from sol import *",  # the module sol, found in the kernel's working folder
+    "exec": 'exec(open("sol.py").read())',  # into the user namespace itself
     "exec_dict": 'found = {}\nexec(open("sol.py").read(), found)\nglobals().update(found)',
 }
 

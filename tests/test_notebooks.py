@@ -66,6 +66,7 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture):
 FROM_FILE = [  # (lab, submission, how the notebook brings in the file a cell wrote)
     ("tree", "solutions/tree.py", "run"),
     ("tree", "solutions/tree.py", "import"),
+    ("tree", "solutions/tree.py", "exec"),
     ("tree", "solutions/tree.py", "exec_dict"),
     ("tree", "tree/bug_strict_cutoff.py", "run"),  # buggy stays buggy: the .py's marks exactly
     ("negamax", "solutions/negamax.py", "run"),  # the counter is read where `global` wrote it
