@@ -212,8 +212,10 @@ def describe_api(namespace, api):
     return report
 
 
+# the types looked into, taken from objects of our own (a notebook cell may have replaced `types`)
 _FUNCTION = type(_fallback)
 _MODULE = type(sys)
+_METHOD = type(Channel(None, None).send)
 _LRU_CACHE = getattr(functools, "_lru_cache_wrapper", None)
 _PARTIAL = getattr(functools, "partial", None)
 _UNWRAP_LIMIT = 8  # decorators followed from a name to the function it wraps
@@ -242,7 +244,7 @@ def _in_student_dir(path):
 
 def _functions_in(value):
     """The plain functions `value` is or wraps (a decorator's `__wrapped__`, an lru_cache,
-    a partial), read without calling anything: only objects of these known types are
+    a partial, a bound method), read without calling anything: only objects of these known types are
     looked into, so no student `__getattr__` or property runs."""
     found = []
     for _ in range(_UNWRAP_LIMIT):
@@ -254,6 +256,8 @@ def _functions_in(value):
             value = value.__dict__.get("__wrapped__")
         elif kind is _PARTIAL:
             value = value.func
+        elif kind is _METHOD:  # `alphabeta = Solver().alphabeta`
+            value = value.__func__
         else:
             break
     return found
