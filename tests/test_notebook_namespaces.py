@@ -41,9 +41,11 @@ def test_a_run_file_an_exec_dict_and_a_work_folder_module_are_followed(work, mon
     helper = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(helper)
     monkeypatch.setitem(sys.modules, "helper", helper)
-    user.update(alphabeta=ran["alphabeta"], value=executed["value"], helper=helper)
+    # %run of a file written outside the work folder: %run took `__name__` out of its namespace
+    elsewhere = defined("def best(s):\n    return gCache\n", "/tmp/elsewhere.py")
+    user.update(alphabeta=ran["alphabeta"], value=executed["value"], helper=helper, best=elsewhere["best"])
     spaces = runtime.student_namespaces(user)
-    assert [id(s) for s in spaces] == [id(user), id(ran), id(executed), id(helper.__dict__)]
+    assert [id(s) for s in spaces] == [id(user), id(ran), id(executed), id(helper.__dict__), id(elsewhere)]
     runtime.set_global(spaces, "graph", {"a": 1})
     assert ran["alphabeta"]("a") == 1 and user["graph"] == {"a": 1}
     assert runtime.home_of(spaces, user["value"]) is executed
@@ -71,7 +73,7 @@ def test_libraries_the_grader_and_files_outside_the_work_folder_are_never_follow
     sys.modules["_abgrade_game_x"] = grader_module
     try:
         elsewhere = tmp_path_factory.mktemp("elsewhere")
-        outside = defined("def f():\n    return 1\n", str(elsewhere / "lib.py"))
+        outside = defined("def f():\n    return 1\n", str(elsewhere / "lib.py"), {"__name__": "lib"})
         # a preloaded copy the observer replaced: unregistered, compiled from "<abgrade ...>"
         replaced = defined("def g():\n    return 1\n", "<abgrade _abgrade_generic_lab>")
         user = {

@@ -276,7 +276,8 @@ def _student_space(namespace, function):
     """Whether `namespace`, the globals of `function`, is the student's: the module of a
     file in the work folder (`import sol` of a file a cell wrote), or an unregistered
     namespace of code compiled from such a file (`%run sol.py`) or from a string
-    (`exec(source, namespace)`). Never a library's or the grader's module."""
+    (`exec(source, namespace)`), or one without a `__name__` (what `%run` leaves of a
+    file's namespace, wherever the file is). Never a library's or the grader's module."""
     module = _module_dict(namespace)
     if module is not None:
         return _in_student_dir(dict.get(namespace, "__file__"))
@@ -285,7 +286,9 @@ def _student_space(namespace, function):
         return False
     if filename.startswith("<"):
         return not filename.startswith("<abgrade")
-    return _in_student_dir(filename)
+    # %run takes `__name__` out of the file's namespace once it ran (a module always has
+    # one): so is a file the notebook wrote outside its folder (`%run /tmp/sol.py`)
+    return _in_student_dir(filename) or "__name__" not in namespace
 
 
 def student_namespaces(namespace):
