@@ -76,6 +76,8 @@ def test_libraries_the_grader_and_files_outside_the_work_folder_are_never_follow
         outside = defined("def f():\n    return 1\n", str(elsewhere / "lib.py"), {"__name__": "lib"})
         # a preloaded copy the observer replaced: unregistered, compiled from "<abgrade ...>"
         replaced = defined("def g():\n    return 1\n", "<abgrade _abgrade_generic_lab>")
+        # a library's generated function (numpy before 1.25 made its public functions so)
+        generated = defined("def h():\n    return 1\n", "<__array_function__ internals>")
         user = {
             "dumps": json.dumps,  # a library's function
             "json": json,
@@ -83,6 +85,7 @@ def test_libraries_the_grader_and_files_outside_the_work_folder_are_never_follow
             "game": grader_module,
             "f": outside["f"],
             "g": replaced["g"],
+            "h": generated["h"],
             "path": Path,
         }
         assert runtime.student_namespaces(user) == [user]

@@ -276,16 +276,17 @@ def _student_space(namespace, function):
     """Whether `namespace`, the globals of `function`, is the student's: the module of a
     file in the work folder (`import sol` of a file a cell wrote), or an unregistered
     namespace of code compiled from such a file (`%run sol.py`) or from a string
-    (`exec(source, namespace)`), or one without a `__name__` (what `%run` leaves of a
-    file's namespace, wherever the file is). Never a library's or the grader's module."""
+    (`exec(source, namespace)`: "<string>"), or of a file and without a `__name__` (what
+    `%run` leaves of a file's namespace, wherever the file is). Never a library's or the
+    grader's module (the grader's are "<abgrade ...>")."""
     module = _module_dict(namespace)
     if module is not None:
         return _in_student_dir(dict.get(namespace, "__file__"))
     filename = function.__code__.co_filename
     if type(filename) is not str:
         return False
-    if filename.startswith("<"):
-        return not filename.startswith("<abgrade")
+    if filename.startswith("<"):  # only exec's own default name: a library names its
+        return filename == "<string>"  # generated code ("<__array_function__ internals>")
     # %run takes `__name__` out of the file's namespace once it ran (a module always has
     # one): so is a file the notebook wrote outside its folder (`%run /tmp/sol.py`)
     return _in_student_dir(filename) or "__name__" not in namespace
