@@ -41,3 +41,26 @@ def notebook_from_py(
     notebook.metadata["kernelspec"] = kernel or {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, target)
     return target
+
+
+# How a notebook brings in code a cell wrote to a file (`%%writefile sol.py`): each runs the
+# file's functions with globals other than the user namespace, except `exec` into globals().
+FROM_FILE = {
+    "run": "%run sol.py",  # a namespace of its own, its names copied to the user's
+    "import": "from sol import *",  # the module sol, found in the kernel's working folder
+    "exec": 'exec(open("sol.py").read())',  # into the user namespace itself
+    "exec_dict": 'found = {}\nexec(open("sol.py").read(), found)\nglobals().update(found)',
+}
+
+
+def notebook_from_file(py: Path, target: Path, style: str) -> Path:
+    """Write `target`: a cell that writes `py`'s text to sol.py, then one that brings it in
+    the way FROM_FILE[style] says."""
+    cells = [
+        nbformat.v4.new_code_cell("%%writefile sol.py\n" + py.read_text()),
+        nbformat.v4.new_code_cell(FROM_FILE[style]),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, target)
+    return target

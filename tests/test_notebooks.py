@@ -13,10 +13,11 @@ import pytest
 
 from grader.exercises import exercise_notebook_path, exercise_notebook_text
 from grader.grading import grade_submission
+from grader.lab_setup import load_lab
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
 
-from .notebook_builder import notebook_from_py
+from .notebook_builder import notebook_from_file, notebook_from_py
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"
@@ -62,6 +63,51 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture):
     assert scores(as_nb) == scores(as_py)
     assert [(t.name, t.passed) for t in as_nb.tests] == [(t.name, t.passed) for t in as_py.tests]
     assert [t.diagnoses for t in as_nb.tests] == [t.diagnoses for t in as_py.tests]  # the same likely causes
+
+
+FROM_FILE = [  # (lab, submission, how the notebook brings in the file a cell wrote)
+    ("tree", "solutions/tree.py", "run"),
+    ("tree", "solutions/tree.py", "import"),
+    ("tree", "solutions/tree.py", "exec"),
+    ("tree", "solutions/tree.py", "exec_dict"),
+    ("tree", "tree/bug_strict_cutoff.py", "run"),  # buggy stays buggy: the .py's marks exactly
+    ("negamax", "solutions/negamax.py", "run"),  # the counter is read where `global` wrote it
+    ("connect4", "solutions/connect4.py", "import"),  # the watched evaluate and the cache in sol
+    ("examples/labs/nim", "folder_labs/nim/correct_helpers.py", "run"),  # sol's `import nim` rebound
+]
+
+
+@pytest.mark.parametrize(("lab_name", "submission", "style"), FROM_FILE)
+def test_notebook_whose_functions_come_from_a_file_grades_like_the_py(tmp_path, lab_name, submission, style):
+    """`%%writefile sol.py` then `%run sol.py`, `from sol import *` or `exec` into a dict of
+    its own: the functions' globals are not the user namespace, and the observer's game
+    and watched globals must reach them there."""
+    folder = PROJECT / "reference" if submission.startswith("solutions/") else FIXTURES
+    py = folder / submission
+    lab, spec = load_lab(str(PROJECT / lab_name) if "/" in lab_name else lab_name)
+    report = grade_submission(notebook_from_file(py, tmp_path / f"{style}.ipynb", style), lab, spec, seed=5)
+    if "bug" in submission:
+        as_py = grade_submission(py, lab, spec, seed=5)
+        assert [(t.name, t.passed) for t in report.tests] == [(t.name, t.passed) for t in as_py.tests]
+        assert report.score == as_py.score < as_py.max_score
+    else:
+        assert report.score == report.max_score, [t.output for t in report.tests if not t.passed][:3]
+
+
+def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_path):
+    """`%load sol.py` run as part of a notebook defines nothing (it only fills the cell in
+    a front end), and a module the notebook did not write is not there: the student is
+    told both, with what to do."""
+    lab, spec = tree
+    cells = ["%%writefile sol.py\n" + (PROJECT / "reference" / "solutions" / "tree.py").read_text(), "%load sol.py"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [*cells, "import helpers"]])
+    nbformat.write(notebook, tmp_path / "load.ipynb")
+    report = grade_submission(tmp_path / "load.ipynb", lab, spec, seed=1)
+    load = report.tests[0].output
+    assert report.score == 0 and "no `alphabeta` is defined" in load
+    assert "cell In [2] is `%load sol.py`: run as part of the notebook it only puts" in load
+    assert "or use `%run sol.py`" in load
+    assert "No module named 'helpers' (only the notebook is graded: if helpers.py is a file of yours" in load
 
 
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):

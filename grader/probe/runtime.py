@@ -7,6 +7,7 @@ first, so json is imported afresh from the standard library (see `_pristine_json
 """
 
 import collections
+import functools
 import importlib.util
 import inspect
 import linecache
@@ -209,6 +210,132 @@ def describe_api(namespace, api):
                 entry["arity_ok"] = entry["callable"]
         report[name] = entry
     return report
+
+
+# the types looked into, taken from objects of our own (a notebook cell may have replaced `types`)
+_FUNCTION = type(_fallback)
+_MODULE = type(sys)
+_METHOD = type(Channel(None, None).send)
+_LRU_CACHE = getattr(functools, "_lru_cache_wrapper", None)
+_PARTIAL = getattr(functools, "partial", None)
+_UNWRAP_LIMIT = 8  # decorators followed from a name to the function it wraps
+SPACE_LIMIT = 64  # namespaces followed from the student's (a bound against a crafted chain)
+_REAL_DIRS = {}  # type: dict[str, str]  # a student folder -> its real path
+_IN_STUDENT_DIR = {}  # type: dict[str, bool]  # a file name -> whether it is in a student folder
+
+
+def _in_student_dir(path):
+    """Whether `path` names a file in a student folder (the work folder), links resolved:
+    IPython's %run compiles a file under its real path. A name in angle brackets is no
+    file (`<abgrade ...>`: the grader's modules, `<string>`), though the kernel's working
+    folder is the student's."""
+    if type(path) is not str or path.startswith("<"):
+        return False
+    known = _IN_STUDENT_DIR.get(path)
+    if known is None:
+        for folder in STUDENT_DIRS:
+            if folder not in _REAL_DIRS:
+                _REAL_DIRS[folder] = os.path.realpath(folder)
+        real = os.path.realpath(path)
+        known = any(real.startswith(_REAL_DIRS[folder] + os.sep) for folder in STUDENT_DIRS)
+        _IN_STUDENT_DIR[path] = known
+    return known
+
+
+def _functions_in(value):
+    """The plain functions `value` is or wraps (a decorator's `__wrapped__`, an lru_cache,
+    a partial, a bound method), read without calling anything: only objects of these known types are
+    looked into, so no student `__getattr__` or property runs."""
+    found = []
+    for _ in range(_UNWRAP_LIMIT):
+        kind = type(value)
+        if kind is _FUNCTION:
+            found.append(value)
+            value = value.__dict__.get("__wrapped__")
+        elif kind is _LRU_CACHE:
+            value = value.__dict__.get("__wrapped__")
+        elif kind is _PARTIAL:
+            value = value.func
+        elif kind is _METHOD:  # `alphabeta = Solver().alphabeta`
+            value = value.__func__
+        else:
+            break
+    return found
+
+
+def _module_dict(namespace):
+    """The module registered in sys.modules whose globals `namespace` is, or None."""
+    name = dict.get(namespace, "__name__")
+    module = sys.modules.get(name) if type(name) is str else None
+    if type(module) is _MODULE and module.__dict__ is namespace:
+        return module
+    return None
+
+
+def _student_space(namespace, function):
+    """Whether `namespace`, the globals of `function`, is the student's: the module of a
+    file in the work folder (`import sol` of a file a cell wrote), or an unregistered
+    namespace of code compiled from such a file (`%run sol.py`) or from a string
+    (`exec(source, namespace)`: "<string>"), or of a file and without a `__name__` (what
+    `%run` leaves of a file's namespace, wherever the file is). Never a library's or the
+    grader's module (the grader's are "<abgrade ...>")."""
+    module = _module_dict(namespace)
+    if module is not None:
+        return _in_student_dir(dict.get(namespace, "__file__"))
+    filename = function.__code__.co_filename
+    if type(filename) is not str:
+        return False
+    if filename.startswith("<"):  # only exec's own default name: a library names its
+        return filename == "<string>"  # generated code ("<__array_function__ internals>")
+    # %run takes `__name__` out of the file's namespace once it ran (a module always has
+    # one): so is a file the notebook wrote outside its folder (`%run /tmp/sol.py`)
+    return _in_student_dir(filename) or "__name__" not in namespace
+
+
+def student_namespaces(namespace):
+    """The global namespaces the student's functions run in: `namespace` first (a `.py`'s
+    module, a notebook's user namespace), then every other one a function found from it
+    has as its globals. In a notebook a function may live elsewhere: `%run sol.py` runs
+    the file in a namespace of its own and copies the names over, `from sol import f`
+    brings f from the module `sol`, `exec(source, ns)` defines it in `ns`; the globals
+    an observer sets (the lab's game, its watched mappings) must reach the function
+    where it looks them up. Followed from module to module (a helper module of sol's),
+    at most SPACE_LIMIT; a `.py` or a notebook that defines everything in its cells has
+    only `namespace`. Nothing of the student's runs while they are found."""
+    spaces = [namespace]
+    seen = {id(namespace)}
+    position = 0
+    while position < len(spaces) and len(spaces) < SPACE_LIMIT:
+        for value in list(dict.values(spaces[position])):
+            if type(value) is _MODULE:
+                inner = value.__dict__
+                if id(inner) not in seen and _module_dict(inner) is value and _in_student_dir(inner.get("__file__")):
+                    seen.add(id(inner))
+                    spaces.append(inner)
+                continue
+            for function in _functions_in(value):
+                inner = function.__globals__
+                if id(inner) not in seen and _student_space(inner, function):
+                    seen.add(id(inner))
+                    spaces.append(inner)
+        position += 1
+    return spaces
+
+
+def set_global(spaces, name, value):
+    """Bind `name` to `value` in every one of the student's namespaces."""
+    for space in spaces:
+        space[name] = value
+
+
+def home_of(spaces, function):
+    """The namespace of `spaces` the student's `function` runs in (its globals, through
+    its decorators), else the first: where its `global` statements write."""
+    for found in _functions_in(function):
+        for space in spaces:
+            if space is found.__globals__:
+                return space
+    return spaces[0]
 
 
 _IMPORTING = [False]  # whether the grader's interrupt may still stop the import

@@ -18,7 +18,8 @@ class CellIncident:
     """A code cell that did not simply run: it `raised`, was `interrupted` at a time limit
     (`detail` names it), `caught` its interrupt and finished, was `stopped` (it went on
     after its interrupt: loading fails), was `skipped` (it killed the kernel, or could not
-    be run), or was `not_run` (the loading time ran out first). `number` is Jupyter's `In [n]`."""
+    be run), was `not_run` (the loading time ran out first), or `loaded` a file with `%load`
+    (`detail`: its argument), which runs none of it. `number` is Jupyter's `In [n]`."""
 
     number: int
     kind: str
@@ -35,7 +36,34 @@ class CellIncident:
             f"until it was stopped",
             "skipped": f"{where} {self.detail}; it was skipped and the notebook run again without it",
             "not_run": f"{where} was not run: {self.detail} ran out before it",
-        }[self.kind]
+            "loaded": f"{where} is `%load {self.detail}`: run as part of the notebook it only puts the file's "
+            f"text into the cell and runs none of it (as Jupyter's Run All does); run that cell once more "
+            f"before saving, or use `%run {self.detail}`",
+        }[self.kind] + (missing_module_hint(self.detail) if self.kind == "raised" else "")
+
+
+def missing_module_hint(error: str) -> str:
+    """For a cell that raised `ModuleNotFoundError: No module named 'x'`: only the notebook
+    is graded, so a file x.py the student kept beside it is not there (a library the
+    grader lacks reads the same, hence the "if")."""
+    prefix = "ModuleNotFoundError: No module named "
+    if not error.startswith(prefix):
+        return ""
+    name = error[len(prefix) :].strip().strip("'\"").split(".")[0]
+    if not name.isidentifier():
+        return ""
+    return (
+        f" (only the notebook is graded: if {name}.py is a file of yours beside it, put its code in a "
+        f"cell, or write it from a cell with `%%writefile {name}.py` before the import)"
+    )
+
+
+def load_magic(source: str) -> str | None:
+    """The argument of a cell that is IPython's `%load` (its first line), else None."""
+    lines = [line for line in source.splitlines() if line.strip()]
+    if not lines or not lines[0].lstrip().startswith("%load "):
+        return None
+    return lines[0].split(None, 1)[1].strip()[:200] or None
 
 
 def not_run(rest: list[tuple[int, int]], skip: set[int], limit: Limit) -> list[CellIncident]:

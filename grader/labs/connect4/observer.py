@@ -28,7 +28,7 @@ never judges.
 import sys
 import time
 
-from _abgrade_runtime import call_observed, plain, safe_repr
+from _abgrade_runtime import call_observed, home_of, plain, safe_repr, set_global, student_namespaces
 
 GAME = sys.modules["_abgrade_game_connect4"]
 CACHE_LIMIT = 5000  # cache entries sent back; the size is always exact
@@ -181,13 +181,13 @@ class Watch:
 class VirtualClock:
     """The time module's clocks as the student's code sees them during one measured call:
     each reads what it read when the call began plus the watch's virtual seconds. The
-    module's functions are replaced, and so are the names in the student's namespace that
-    hold the real ones (`from time import time`); `restore()` puts everything back."""
+    module's functions are replaced, and so are the names in the student's namespaces
+    that hold the real ones (`from time import time`); `restore()` puts everything back."""
 
-    def __init__(self, watch, namespace):
-        self.watch, self.namespace = watch, namespace
+    def __init__(self, watch, spaces):
+        self.watch = watch
         self.saved = {}  # name in the time module -> the real function
-        self.replaced = {}  # name in the namespace -> the real function
+        self.replaced = []  # (namespace, name, the real function)
         makers = [(name, self._seconds) for name in CLOCKS] + [(name + "_ns", self._nanoseconds) for name in CLOCKS]
         makers += [("clock_gettime", self._seconds_of), ("clock_gettime_ns", self._nanoseconds_of)]
         for name, make in makers:
@@ -196,14 +196,15 @@ class VirtualClock:
                 self.saved[name] = real
                 setattr(time, name, make(real))
         by_id = {id(real): name for name, real in self.saved.items()}
-        try:
-            for key, value in list(namespace.items()):
-                found = by_id.get(id(value))
-                if found is not None and value is self.saved[found]:
-                    self.replaced[key] = value
-                    namespace[key] = getattr(time, found)
-        except BaseException:  # noqa: BLE001 - a namespace a student broke: the module's clocks still are virtual
-            pass
+        for namespace in spaces:
+            try:
+                for key, value in list(namespace.items()):
+                    found = by_id.get(id(value))
+                    if found is not None and value is self.saved[found]:
+                        self.replaced.append((namespace, key, value))
+                        namespace[key] = getattr(time, found)
+            except BaseException:  # noqa: BLE001 - a namespace a student broke: the module's clocks still are virtual
+                pass
 
     def _seconds(self, real):
         base, watch = real(), self.watch
@@ -236,9 +237,9 @@ class VirtualClock:
     def restore(self):
         for name, real in self.saved.items():
             setattr(time, name, real)
-        for key, real in self.replaced.items():
+        for namespace, key, real in self.replaced:
             try:
-                self.namespace[key] = real
+                namespace[key] = real
             except BaseException:  # noqa: BLE001
                 pass
 
@@ -248,14 +249,15 @@ def student_function(namespace, name):
     return getattr(function, "_abgrade_wrapper", function)
 
 
-def install_game(namespace, watch, test_state):
-    namespace["gPlayers"] = list(GAME.gPlayers)
-    namespace["gStart"] = GAME.gStart
-    namespace["next_states"] = watch.next_states
-    namespace["finished"] = GAME.finished
-    namespace["utility"] = GAME.utility
-    namespace["heuristic"] = GAME.heuristic
-    namespace["gTestState"] = test_state
+def install_game(spaces, watch, test_state):
+    """The game globals, in each of the student's namespaces (runtime.student_namespaces)."""
+    set_global(spaces, "gPlayers", list(GAME.gPlayers))
+    set_global(spaces, "gStart", GAME.gStart)
+    set_global(spaces, "next_states", watch.next_states)
+    set_global(spaces, "finished", GAME.finished)
+    set_global(spaces, "utility", GAME.utility)
+    set_global(spaces, "heuristic", GAME.heuristic)
+    set_global(spaces, "gTestState", test_state)
 
 
 def arguments(namespace, call, State):
@@ -270,23 +272,32 @@ def arguments(namespace, call, State):
     return (State, call["time_limit"])  # best_move
 
 
-def observe(namespace, call, test_state, sent=None):
-    """One measured call. `sent`: {"marks": ...} of the cache report before it in this
-    request (see cache_report), updated here."""
+def observe(namespace, spaces, call, test_state, sent=None):
+    """One measured call. `spaces`: the student's namespaces (runtime.student_namespaces),
+    the user's first; the game goes into each, and so does the watched `evaluate` (each
+    wrapping the student's own `evaluate` found there). The cache is read where the called
+    function's `global gCache` writes it. `sent`: {"marks": ...} of the cache report before
+    it in this request (see cache_report), updated here."""
     sent = {} if sent is None else sent
     if not call.get("warm"):
-        namespace["gCache"] = {}
-    evaluate = student_function(namespace, "evaluate")
-    namespace["evaluate"] = evaluate
+        set_global(spaces, "gCache", {})
+    # the user's namespace, and each other one that has an `evaluate` of its own
+    spaces_evaluates = [
+        (space, student_function(space, "evaluate")) for space in spaces if space is namespace or "evaluate" in space
+    ]
+    for space, own in spaces_evaluates:
+        space["evaluate"] = own
     watch = Watch(call.get("guard"), call.get("clock"))
-    install_game(namespace, watch, test_state)
+    install_game(spaces, watch, test_state)
     function = student_function(namespace, call["function"])
     deepening = call["function"] in ("pd_evaluate", "best_move")
-    if deepening and callable(evaluate):
-        namespace["evaluate"] = watch.evaluate(namespace, evaluate)
+    if deepening:
+        for space, own in spaces_evaluates:
+            if callable(own):
+                space["evaluate"] = watch.evaluate(space, own)
     State = GAME.decode(call["state"])
     results = []
-    clock = VirtualClock(watch, namespace) if call.get("clock") else None
+    clock = VirtualClock(watch, spaces) if call.get("clock") else None
 
     def run(*args):
         result = function(*args)
@@ -298,7 +309,8 @@ def observe(namespace, call, test_state, sent=None):
     finally:
         if clock is not None:
             clock.restore()
-        namespace["evaluate"] = evaluate
+        for space, own in spaces_evaluates:
+            space["evaluate"] = own
     observation = {
         "returned": returned,
         "error": None if watch.stopped else error,
@@ -308,7 +320,8 @@ def observe(namespace, call, test_state, sent=None):
     }
     if call.get("cache"):
         root = (State, call["limit"]) if call["function"] == "evaluate" else None
-        observation["cache"], sent["marks"] = cache_report(namespace.get("gCache"), sent.get("marks"), root)
+        cache = home_of(spaces, function).get("gCache")
+        observation["cache"], sent["marks"] = cache_report(cache, sent.get("marks"), root)
     if deepening:
         observation["top"] = watch.top
     if call["function"] == "best_move" and results:
@@ -321,10 +334,11 @@ def observe(namespace, call, test_state, sent=None):
 def handle(namespace, request):
     """Run the calls of one case, in order, on one namespace."""
     test_state = GAME.decode(request["test_state"]) if request.get("test_state") else GAME.gStart
+    spaces = student_namespaces(namespace)
     observations = []
     sent = {}  # type: dict
     for call in request["calls"]:
-        observation = observe(namespace, call, test_state, sent)
+        observation = observe(namespace, spaces, call, test_state, sent)
         observations.append(observation)
         error = observation["error"]
         if error and (error["exit"] or error["memory"]):

@@ -13,17 +13,19 @@ import sys
 
 import _abgrade_generic_watch as watching
 from _abgrade_generic_lab import GAME
-from _abgrade_runtime import _dumps, call_observed, error_record
+from _abgrade_runtime import _dumps, call_observed, error_record, student_namespaces
 
 WATCH = watching.Watch(sys.modules[GAME], _dumps)
 NOTHING_READ = {"reads": [], "counts": {}, "truncated": False}
 
 
-def observe(namespace, world, call):
-    """One call of the student's function, on a game set up afresh."""
+def observe(namespace, spaces, world, call):
+    """One call of the student's function, on a game set up afresh and handed to each of
+    the student's namespaces (runtime.student_namespaces)."""
     try:
         WATCH.begin(world)
-        WATCH.install(namespace)
+        for space in spaces:
+            WATCH.install(space)
         decode = call.get("decode", [])
         args = tuple(WATCH.decode(arg) if index in decode else arg for index, arg in enumerate(call["args"]))
     except BaseException as exc:  # noqa: BLE001 - the student may have broken what the game uses
@@ -39,9 +41,10 @@ def observe(namespace, world, call):
 
 def handle(namespace, request):
     """Run the calls of one case."""
+    spaces = student_namespaces(namespace)
     observations = []
     for call in request["calls"]:
-        observation = observe(namespace, request.get("world"), call)
+        observation = observe(namespace, spaces, request.get("world"), call)
         observations.append(observation)
         error = observation["error"]
         if error and (error["exit"] or error["memory"]):

@@ -10,7 +10,7 @@ back what it returned, the counter afterwards, and how often (and on which encod
 
 import sys
 
-from _abgrade_runtime import call_observed, plain, safe_repr
+from _abgrade_runtime import call_observed, home_of, plain, safe_repr, set_global, student_namespaces
 
 GAME_PREFIX = "_abgrade_game_"
 
@@ -59,14 +59,15 @@ class ExpansionLog:
         return next_states_watched
 
 
-def install_game(namespace, game, log):
-    """The game globals, set afresh before every call (replacing the student's own)."""
-    namespace["Players"] = list(game.Players)
-    namespace["Start"] = game.Start
-    namespace["next_states"] = log.watched(game.next_states)
-    namespace["utility"] = game.utility
-    namespace["finished"] = game.finished
-    namespace["num_value_call"] = 0
+def install_game(spaces, game, log):
+    """The game globals, set afresh before every call (replacing the student's own) in
+    each of the student's namespaces (runtime.student_namespaces)."""
+    set_global(spaces, "Players", list(game.Players))
+    set_global(spaces, "Start", game.Start)
+    set_global(spaces, "next_states", log.watched(game.next_states))
+    set_global(spaces, "utility", game.utility)
+    set_global(spaces, "finished", game.finished)
+    set_global(spaces, "num_value_call", 0)
 
 
 def observed_move(game, result):
@@ -82,9 +83,10 @@ def observed_move(game, result):
     return {"value": plain(value), "state": state}
 
 
-def observe(namespace, game, call):
+def observe(namespace, spaces, game, call):
+    """One call; the counter is read where the called function's `global` wrote it."""
     log = ExpansionLog(game, call.get("trace"))
-    install_game(namespace, game, log)
+    install_game(spaces, game, log)
     function = namespace.get(call["function"])
     results = []
 
@@ -99,7 +101,7 @@ def observe(namespace, game, call):
         "returned": returned,
         "error": error,
         "seconds": seconds,
-        "counter": plain(namespace.get("num_value_call")),
+        "counter": plain(home_of(spaces, function).get("num_value_call")),
         "expansions": log.count,
     }
     if log.keep:
@@ -112,9 +114,10 @@ def observe(namespace, game, call):
 def handle(namespace, request):
     """Run the calls of one case on the game it names."""
     game = build_game(request["game"], request.get("params"))
+    spaces = student_namespaces(namespace)
     observations = []
     for call in request["calls"]:
-        observation = observe(namespace, game, call)
+        observation = observe(namespace, spaces, game, call)
         observations.append(observation)
         error = observation["error"]
         if error and (error["exit"] or error["memory"]):

@@ -15,7 +15,7 @@ import re
 import sys
 
 import numpy as np
-from _abgrade_runtime import FRAME_NAMES, STUDENT_DIRS, call_observed, plain, safe_repr
+from _abgrade_runtime import FRAME_NAMES, STUDENT_DIRS, call_observed, plain, safe_repr, student_namespaces
 
 RULES = sys.modules["_abgrade_tictactoe_rules"]
 GIVEN_HELPERS = ("get_next_turn", "get_childs", "game_status", "score")
@@ -102,18 +102,30 @@ def board_label(value):
     return _snapshot_other(value)
 
 
-def install_helpers(namespace):
-    """The given helpers the submission did not define come from the reference rules."""
-    for name in GIVEN_HELPERS:
-        if name not in namespace:
-            namespace[name] = getattr(RULES, name)
+def install_helpers(spaces):
+    """The given helpers the submission did not define come from the reference rules, in
+    each of its namespaces (runtime.student_namespaces)."""
+    for space in spaces:
+        for name in GIVEN_HELPERS:
+            if name not in space:
+                space[name] = getattr(RULES, name)
 
 
-def none_assignments(namespace):
+def _own_functions(spaces):
+    """(name, function) of every function in the student's namespaces, each once."""
+    seen = set()
+    for space in spaces:
+        for name, value in list(space.items()):
+            if inspect.isfunction(value) and id(value) not in seen:
+                seen.add(id(value))
+                yield name, value
+
+
+def none_assignments(spaces):
     """Lines `name = None` in the submission's own functions: [file, line, function, text]."""
     found = []
-    for name, value in list(namespace.items()):
-        code = getattr(value, "__code__", None) if inspect.isfunction(value) else None
+    for name, value in _own_functions(spaces):
+        code = getattr(value, "__code__", None)
         if code is None or not any(code.co_filename.startswith(d) for d in STUDENT_DIRS):
             continue
         try:
@@ -127,12 +139,14 @@ def none_assignments(namespace):
     return found
 
 
-def observe_search(namespace, function, args, trace):
-    """Call minimax / maximize / minimize with get_childs watched (when `trace`)."""
+def observe_search(spaces, function, args, trace):
+    """Call minimax / maximize / minimize with get_childs watched (when `trace`): in each
+    of the student's namespaces the `get_childs` found there, all into one log."""
     log = ExpansionLog()
-    given = namespace["get_childs"]
+    given = [space["get_childs"] for space in spaces]
     if trace:
-        namespace["get_childs"] = log.watched(given)
+        for space, own in zip(spaces, given):
+            space["get_childs"] = log.watched(own)
     results = []
 
     def run(*call_args):
@@ -143,7 +157,8 @@ def observe_search(namespace, function, args, trace):
     try:
         returned, error, seconds = call_observed(run, args)
     finally:
-        namespace["get_childs"] = given
+        for space, own in zip(spaces, given):
+            space["get_childs"] = own
     observation = {"error": error, "seconds": seconds}
     if results:
         observation.update(_triple(results[0], returned))
@@ -164,13 +179,13 @@ def _triple(result, returned):
     return {"returned": returned}
 
 
-def observe(namespace, call):
+def observe(namespace, spaces, call):
     function = namespace.get(call["function"])
     board = RULES.parse_board(call["board"])
     if call["function"] == "game_over":
         returned, error, seconds = call_observed(function, (board,))
         return {"returned": returned, "error": error, "seconds": seconds}
-    return observe_search(namespace, function, (board, *call["args"]), call.get("trace", False))
+    return observe_search(spaces, function, (board, *call["args"]), call.get("trace", False))
 
 
 def explainable(error):
@@ -180,14 +195,15 @@ def explainable(error):
 
 def handle(namespace, request):
     """Run the calls of one case in order."""
-    install_helpers(namespace)
+    spaces = student_namespaces(namespace)
+    install_helpers(spaces)
     observations = []
     assignments = None  # looked up once per request, and only if a call needs them
     for call in request["calls"]:
-        observation = observe(namespace, call)
+        observation = observe(namespace, spaces, call)
         if explainable(observation["error"]):
             if assignments is None:
-                assignments = none_assignments(namespace)
+                assignments = none_assignments(spaces)
             observation["none_assignments"] = assignments
         observations.append(observation)
         error = observation["error"]

@@ -5,7 +5,7 @@ A node is read when `graph[node]` / `graph.get(node)` returns its children, or a
 absent keys and repeated reads add nothing.
 """
 
-from _abgrade_runtime import call_observed
+from _abgrade_runtime import call_observed, set_global, student_namespaces
 
 
 class ReadLog:
@@ -56,13 +56,16 @@ class WatchedLeaves(WatchedMapping):
 
 
 def handle(namespace, request):
-    """Run the calls of one case, each with fresh instrumented globals."""
+    """Run the calls of one case, each with fresh instrumented globals, set wherever the
+    student's functions look them up (a notebook's `%run sol.py` or `from sol import ...`
+    gives them globals of their own: runtime.student_namespaces)."""
     function = namespace.get("alphabeta")
+    spaces = student_namespaces(namespace)
     observations = []
     for node, alpha, beta, max_player in request["calls"]:
         log = ReadLog()
-        namespace["graph"] = WatchedGraph(request["graph"], log)
-        namespace["terminal_nodes"] = WatchedLeaves(request["terminal_nodes"], log)
+        set_global(spaces, "graph", WatchedGraph(request["graph"], log))
+        set_global(spaces, "terminal_nodes", WatchedLeaves(request["terminal_nodes"], log))
         returned, error, seconds = call_observed(function, (node, alpha, beta, max_player))
         observations.append({"returned": returned, "error": error, "reads": log.order, "seconds": seconds})
         if error and (error["exit"] or error["memory"]):
