@@ -131,3 +131,41 @@ def test_a_folder_replaced_while_held_is_left_alone(home):
     hold.release()
     assert getfacl(home / "cache") == fresh
     assert str(home / "cache") not in acl.held_paths()
+
+
+def _as(uid: int, *argv: str) -> subprocess.CompletedProcess:
+    """`argv` run as the student `uid` of the group GID."""
+    return subprocess.run(
+        ["setpriv", f"--reuid={uid}", f"--regid={GID}", "--clear-groups", *argv], capture_output=True, text=True
+    )
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv")
+def test_two_interpreters_in_one_closed_home_neither_grading_closes_the_others_way(home):
+    """Two gradings at once whose interpreters live side by side in one closed folder (two
+    venvs in root's home): each opens its own way, and neither closes the other's (a deny
+    for the whole group did: the other's students, a namespaces grading's too, could not
+    import from their own venv while it ran). Nor does either open the home to a student
+    of neither: the traverse is the grading's uid's, not the group's."""
+    for venv in ("py", "other"):
+        (home / venv / "lib").mkdir(parents=True, exist_ok=True)
+        (home / venv / "lib" / "mod.txt").write_text(f"{venv} module\n")
+        os.chmod(home / venv / "lib" / "mod.txt", 0o644)
+    before = getfacl(home)
+    first, second, neither = 61992, 61993, 61994  # outside the pool: no lease is disturbed
+    holds = {first: acl.AclHold(), second: acl.AclHold()}
+    try:
+        holds[first].open_way([str(home / "py" / "lib")], [], GID, first)
+        holds[second].open_way([str(home / "other" / "lib")], [], GID, second)
+        for uid, venv in ((first, "py"), (second, "other")):
+            read = _as(uid, "cat", str(home / venv / "lib" / "mod.txt"))
+            assert read.returncode == 0 and f"{venv} module" in read.stdout, read.stderr
+        assert not entry(home / "other", f"group:{GID}") and not entry(home / "py", f"group:{GID}")
+        for uid, path in ((first, "other/lib/mod.txt"), (second, "py/lib/mod.txt"), (first, "dotfile")):
+            assert _as(uid, "cat", str(home / path)).returncode != 0, path
+        for path in ("py/lib/mod.txt", "other/lib/mod.txt", "dotfile"):
+            assert _as(neither, "cat", str(home / path)).returncode != 0, path
+    finally:
+        for hold in holds.values():
+            hold.release()
+    assert getfacl(home) == before

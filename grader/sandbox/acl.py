@@ -6,9 +6,10 @@ What a grading needs (isolation.plan): the grader's folders (the project, the cl
 the output folder) get a named-group entry with no permissions, which denies the student
 group even where "other" may read; the folders on the way to the interpreter that others
 can't traverse (an interpreter in root's 0700 home) get traverse permission (x, not read)
-for that group, and every other entry of such a folder a deny entry; the closed folders on
-the way to the grading's own work folders (a batch keeps them in a 0700 folder per run and
-per job) get traverse permission for that grading's uid only.
+for that grading's uid, and every other entry of such a folder a deny entry for it (never
+for the whole group: what lies beside one grading's way may be on another's); the closed
+folders on the way to the grading's own work folders (a batch keeps them in a 0700 folder
+per run and per job) get traverse permission for that grading's uid only.
 
 Those entries are borrowed, never left. Parallel gradings share many of them (the way to
 the interpreter), so the machine keeps one ledger in a root-only state folder
@@ -270,27 +271,37 @@ class AclHold:
         self.open_way(paths, (), gid, uid=None)
 
     def open_way(self, shared: Iterable[str], own: Iterable[str], gid: int, uid: int | None) -> None:
-        """Open the way to the `shared` paths (the interpreter) to the group, traverse only:
-        every other entry of such a folder (root's home: dot files, keys, caches) is denied
-        to the group, looked at again for every student process; and the way to this
-        grading's `own` work folders to its `uid` alone. The folders only on the way to `own`
-        (a batch's run and job folders) get a user entry and nothing else: what such a
-        folder holds is closed on its own (work folders 0700, each owned by its student)."""
+        """Open the way to the `shared` paths (the interpreter) to this grading's `uid`
+        (to the group `gid` when there is no uid), traverse only: every other entry of such
+        a folder (root's home: dot files, keys, caches) is denied to it, looked at again for
+        every student process; and the way to this grading's `own` work folders to its `uid`
+        alone. The folders only on the way to `own` (a batch's run and job folders) get a
+        user entry and nothing else: what such a folder holds is closed on its own (work
+        folders 0700, each owned by its student).
+
+        Why the uid's entries and not the group's: an entry beside this grading's way may be
+        on another grading's way, which this one can't know (another interpreter's venv in
+        the same closed folder). A deny for the group refused it to that grading's students
+        while this one ran: at the `namespaces` level too, whose bind mounts show the real
+        folders with their ACLs; they failed to import numpy or start a kernel at random.
+        And a traverse for the group would open this closed folder to the students of every
+        grading, also those whose own way doesn't pass it and so deny them nothing there."""
         from .confine import closed_ancestors  # (and its ctypes) only when ACLs are set: the process level
 
         shared, own = list(shared), list(own)
         everything = [*shared, *own]
         wants: dict[str, dict[str, int]] = {}
         shared_closed = closed_ancestors(shared, outermost=False)
+        who = f"u:{uid}" if uid is not None else f"g:{gid}"
         for folder in shared_closed:
-            wants.setdefault(folder, {})[f"g:{gid}"] = 1
+            wants.setdefault(folder, {})[who] = 1
             try:
                 entries = [os.path.join(folder, name) for name in os.listdir(folder)]
             except OSError:
                 continue
             for entry in entries:
                 if not os.path.islink(entry) and not any(_on_way(entry, p) for p in everything):
-                    wants.setdefault(entry, {})[f"g:{gid}"] = 0
+                    wants.setdefault(entry, {})[who] = 0
         if uid is not None:
             for folder in closed_ancestors(own, outermost=False):
                 if folder not in shared_closed:
