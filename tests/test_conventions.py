@@ -44,9 +44,23 @@ def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec):
     assert get_lab("tree").verify(strict_spec) == []
 
 
-def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec):
-    report = grade("bug_strict_cutoff", spec=strict_spec)
+@pytest.mark.parametrize("name", ["bug_strict_cutoff", "correct_strict_fail_hard"])
+def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec, name):
+    """Fail-soft and fail-hard alike: a fail-hard search hands its parent the bound where a
+    fail-soft one hands a value past it, so under `alpha > beta` it reads on where the
+    fail-soft reference stops (seed 1's random cases 2, 4 and 6): both orders are correct."""
+    report = grade(name, spec=strict_spec)
     assert report.score == report.max_score, explain(report)
+
+
+def test_a_strict_course_that_counts_fail_hard_only_takes_the_fail_hard_search(grade, strict_spec):
+    hard_only = Conventions(cutoff="strict", returns=frozenset({"fail-hard"}))
+    # a digest of its own: the `grade` fixture remembers reports by the spec's digest
+    spec = dataclasses.replace(strict_spec, conventions=hard_only, digest=f"{strict_spec.digest}+fail-hard")
+    good = grade("correct_strict_fail_hard", spec=spec)
+    assert good.score == good.max_score, explain(good)
+    soft = grade("bug_strict_cutoff", spec=spec)
+    assert failing_kinds(soft) == {"bounds"}, explain(soft)
 
 
 @pytest.mark.parametrize("name", INCLUSIVE)
