@@ -20,6 +20,9 @@ from .conftest import PROJECT_DIR, TESTS_DIR
 
 EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tree-strict.yaml"
 TREE = TESTS_DIR / "fixtures" / "tree"
+# correct searches of a strict course only (not in fixtures/tree: the bundled spec's batch
+# and the tree folder's comparison grade every file there as its name says)
+STRICT = TESTS_DIR / "fixtures" / "strict"
 # searches that cut off as soon as alpha >= beta: correct in the bundled spec
 INCLUSIVE = ("correct_seed_style", "correct_fail_hard", "correct_iterative", "correct_negamax")
 
@@ -44,7 +47,7 @@ def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec):
     assert get_lab("tree").verify(strict_spec) == []
 
 
-@pytest.mark.parametrize("name", ["bug_strict_cutoff", "correct_strict_fail_hard"])
+@pytest.mark.parametrize("name", ["bug_strict_cutoff", STRICT / "tree_fail_hard.py"], ids=["fail_soft", "fail_hard"])
 def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec, name):
     """Fail-soft and fail-hard alike: a fail-hard search hands its parent the bound where a
     fail-soft one hands a value past it, so under `alpha > beta` it reads on where the
@@ -57,7 +60,7 @@ def test_a_strict_course_that_counts_fail_hard_only_takes_the_fail_hard_search(g
     hard_only = Conventions(cutoff="strict", returns=frozenset({"fail-hard"}))
     # a digest of its own: the `grade` fixture remembers reports by the spec's digest
     spec = dataclasses.replace(strict_spec, conventions=hard_only, digest=f"{strict_spec.digest}+fail-hard")
-    good = grade("correct_strict_fail_hard", spec=spec)
+    good = grade(STRICT / "tree_fail_hard.py", spec=spec)
     assert good.score == good.max_score, explain(good)
     soft = grade("bug_strict_cutoff", spec=spec)
     assert failing_kinds(soft) == {"bounds"}, explain(soft)
