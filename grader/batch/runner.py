@@ -322,7 +322,9 @@ def _grade_class(
         raise
     progress.close()
     book.end_run(run_id, "complete")
-    book.save_export_context(spec.lab, ExportContext(tuple(skipped), options.show_hidden), found.names())
+    book.save_export_context(
+        spec.lab, ExportContext(tuple(skipped), options.show_hidden, tuple(hints.items())), found.names()
+    )
     published = publish(book, spec.lab, options.out, hints, written_by=run_id)  # one student at a time
     summary = published.summary if published else summarize(spec.lab, [])
     insights = published.insights if published else class_insights([], hints)
