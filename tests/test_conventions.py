@@ -6,7 +6,10 @@ a spec error naming the file and the line."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +103,25 @@ def test_a_newer_bug_written_for_the_strict_course_is_named_in_the_courses_words
     assert all(f"Likely cause: {hints['late_cutoff']}" in t.output for t in report.tests if t.diagnoses)
     for bug in ("window_swapped", "window_not_passed", "late_cutoff", "bound_updates_swapped"):
         assert ">=" not in hints[bug], bug  # no word of the bundled course's cut-off
+
+
+def test_the_html_report_of_grade_lists_the_diagnoses_in_the_courses_words(tmp_path):
+    """`abgrade grade --html` under the strict example: the page's list of likely causes
+    gives no_pruning's hint with the course's cut-off (the batch's pages: test_batch)."""
+    from reference.tree_bugs import hints_for
+
+    page = tmp_path / "report.html"
+    command = [sys.executable, "-m", "grader", "grade", str(TREE / "bug_no_pruning.py"), "--lab", "tree"]
+    run = subprocess.run(
+        [*command, "--spec", str(EXAMPLE), "--seed", "1", "--html", str(page), "-q"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1 and run.stdout.startswith("18/32"), run.stdout + run.stderr
+    text = html.unescape(page.read_text())
+    assert hints_for(">")["no_pruning"] in text and hints_for(">=")["no_pruning"] not in text
 
 
 def with_conventions(tmp_path: Path, text: str, name: str = "tree.yaml") -> Path:
