@@ -119,7 +119,7 @@ def test_the_html_report_of_grade_lists_the_diagnoses_in_the_courses_words(tmp_p
         text=True,
         timeout=300,
     )
-    assert run.returncode == 1 and run.stdout.startswith("18/32"), run.stdout + run.stderr
+    assert run.returncode == 1 and page.is_file(), run.stdout + run.stderr
     text = html.unescape(page.read_text())
     assert hints_for(">")["no_pruning"] in text and hints_for(">=")["no_pruning"] not in text
 
