@@ -188,6 +188,31 @@ def test_a_lab_that_takes_no_conventions_says_so(tmp_path):
     assert str(error.value).startswith(f"{spec}:")
 
 
+@pytest.mark.parametrize(
+    ("lab", "text", "key", "takes"),
+    [
+        ("connect4", "conventions: {cutoff: strict}", "cutoff", "none"),
+        ("connect4", "conventions:\n  returns: [fail-hard]", "returns", "none"),
+        ("negamax", "conventions:\n  returns: [fail-hard]", "returns", "cutoff"),
+        ("agents", "conventions:\n  cutoff: strict\n  returns: [fail-soft]", "returns", "cutoff"),
+    ],
+)
+def test_a_convention_a_built_in_lab_does_not_take_is_one_line_with_file_and_line(tmp_path, lab, text, key, takes):
+    bundled = spec_path(lab).read_text()
+    head, marker, rest = bundled.partition("\nlimits:")
+    path = tmp_path / f"{lab}.yaml"
+    path.write_text(f"{head}\n{text}\n{marker.lstrip()}{rest}")
+    line = head.count("\n") + 2 + text.split("\n").index(next(t for t in text.split("\n") if key in t))
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    message = str(error.value)
+    assert "\n" not in message
+    assert (
+        message
+        == f"{path}:{line}: conventions.{key}: not a convention of this lab (the {lab} lab takes {takes}; DESIGN.md)"
+    )
+
+
 TICTACTOE_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tictactoe-strict.yaml"
 TICTACTOE = TESTS_DIR / "fixtures" / "tictactoe"
 
