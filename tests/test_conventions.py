@@ -228,18 +228,30 @@ def tictactoe_strict():
 def grade_tictactoe(tictactoe_strict):
     """`grade_tictactoe(name)`: a tic-tac-toe fixture graded once under the strict example."""
     lab = get_lab("tictactoe")
-    reports: dict[str, GradeReport] = {}
+    reports: dict[Path, GradeReport] = {}
 
-    def grade_once(name: str) -> GradeReport:
-        if name not in reports:
-            reports[name] = grade_submission(TICTACTOE / f"{name}.py", lab, tictactoe_strict, seed=1)
-        return reports[name]
+    def grade_once(name: str | Path) -> GradeReport:
+        path = name if isinstance(name, Path) else TICTACTOE / f"{name}.py"
+        if path not in reports:
+            reports[path] = grade_submission(path, lab, tictactoe_strict, seed=1)
+        return reports[path]
 
     return grade_once
 
 
-def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe):
-    report = grade_tictactoe("strict_course")
+@pytest.mark.parametrize("name", ["strict_course", STRICT / "tictactoe_fail_hard.py"], ids=["fail_soft", "fail_hard"])
+def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe, name):
+    """The fail-hard form expands more boards than the course's code under `>` (a child's
+    clamped answer equals the bound): both are correct."""
+    report = grade_tictactoe(name)
+    assert report.score == report.max_score, explain(report)
+
+
+def test_a_strict_tictactoe_course_that_counts_fail_hard_only_gives_it_full_marks(tictactoe_strict):
+    spec = dataclasses.replace(
+        tictactoe_strict, conventions=Conventions(cutoff="strict", returns=frozenset({"fail-hard"}))
+    )
+    report = grade_submission(STRICT / "tictactoe_fail_hard.py", get_lab("tictactoe"), spec, seed=1)
     assert report.score == report.max_score, explain(report)
 
 
