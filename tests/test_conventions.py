@@ -325,18 +325,22 @@ def grade_negamax():
     spec = load_spec(NEGAMAX_EXAMPLE)
     assert spec.conventions.strict and get_lab("negamax").verify(spec) == []
     lab = get_lab("negamax")
-    reports: dict[str, GradeReport] = {}
+    reports: dict[Path, GradeReport] = {}
 
-    def grade_once(name: str) -> GradeReport:
-        if name not in reports:
-            reports[name] = grade_submission(NEGAMAX / f"{name}.py", lab, spec, seed=1)
-        return reports[name]
+    def grade_once(name: str | Path) -> GradeReport:
+        path = name if isinstance(name, Path) else NEGAMAX / f"{name}.py"
+        if path not in reports:
+            reports[path] = grade_submission(path, lab, spec, seed=1)
+        return reports[path]
 
     return grade_once
 
 
-def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax):
-    report = grade_negamax("strict_cutoff")
+@pytest.mark.parametrize(
+    "name", ["strict_cutoff", STRICT / "negamax_textbook_fail_soft.py"], ids=["course", "textbook_fail_soft"]
+)
+def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax, name):
+    report = grade_negamax(name)
     assert report.score == report.max_score, explain(report)
 
 
