@@ -54,12 +54,19 @@ class LabSearchResult:
     """Notation of each board `get_childs` was called on, in call order."""
 
 
-def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, expanded, strict=False):
+def _lab_search(
+    board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, expanded, strict=False, fail_hard=False
+):
     """One `maximize` (or, with `maximizing` false, `minimize`) call of the skeleton;
-    `strict`: a course that cuts off only when maxUtility > beta (minUtility < alpha)."""
+    `strict`: a course that cuts off only when maxUtility > beta (minUtility < alpha).
+    `fail_hard` (off in the lab's own search): the textbook's fail-hard form, which answers
+    the bound it cut on and never less than alpha (more than beta); a finished board's
+    score as it is. Under `strict` it reads more than the fail-soft search: a child's
+    clamped answer equals the bound, which `>` does not cut on."""
     finished, _ = game_over(board)
     if finished:
         return None, score(board, player, depth), nodes_visited
+    entry_alpha, entry_beta = alpha, beta
     depth += 1
     best = -INF if maximizing else INF
     choice = None
@@ -77,25 +84,30 @@ def _lab_search(board, active_turn, player, depth, alpha, beta, nodes_visited, m
             not maximizing,
             expanded,
             strict,
+            fail_hard,
         )
         if maximizing:
             if utility > best:
                 choice, best = child, utility
             if best > beta if strict else best >= beta:
-                break
+                return choice, beta if fail_hard else best, nodes_visited
             if best > alpha:
                 alpha = best
         else:
             if utility < best:
                 choice, best = child, utility
             if best < alpha if strict else best <= alpha:
-                break
+                return choice, alpha if fail_hard else best, nodes_visited
             if best < beta:
                 beta = best
+    if fail_hard:
+        best = max(best, entry_alpha) if maximizing else min(best, entry_beta)
     return choice, best, nodes_visited
 
 
-def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, strict=False) -> LabSearchResult:
+def _run(
+    board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing, strict=False, fail_hard=False
+) -> LabSearchResult:
     expanded: list[str] = []
     choice, points, nodes = _lab_search(
         np.array(board, dtype=float),
@@ -108,13 +120,16 @@ def _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizi
         maximizing,
         expanded,
         strict,
+        fail_hard,
     )
     return LabSearchResult(choice, points, nodes, expanded)
 
 
-def lab_maximize(board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False) -> LabSearchResult:
+def lab_maximize(
+    board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False, fail_hard=False
+) -> LabSearchResult:
     """The skeleton's `maximize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)`."""
-    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=True, strict=strict)
+    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, True, strict, fail_hard)
 
 
 def lab_minimize(board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False) -> LabSearchResult:
@@ -122,10 +137,11 @@ def lab_minimize(board, active_turn, player, depth, alpha, beta, nodes_visited, 
     return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=False, strict=strict)
 
 
-def lab_minimax(board, player, strict=False) -> LabSearchResult:
+def lab_minimax(board, player, strict=False, fail_hard=False) -> LabSearchResult:
     """The skeleton's `minimax(matrix, player)`: `player` moves and maximizes, full window
-    (`strict`: a course that cuts off only when maxUtility > beta, minUtility < alpha)."""
-    return lab_maximize(board, player, player, 0, -INF, INF, 0, strict=strict)
+    (`strict`: a course that cuts off only when maxUtility > beta, minUtility < alpha;
+    `fail_hard`: the textbook's fail-hard form, see _lab_search)."""
+    return lab_maximize(board, player, player, 0, -INF, INF, 0, strict=strict, fail_hard=fail_hard)
 
 
 # --- true values ------------------------------------------------------------

@@ -6,6 +6,7 @@ Ctrl-C) in the middle and resume them."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import os
 import re
@@ -1116,6 +1117,38 @@ def test_kernel_start_failures_are_retried_and_never_the_students_fault(tmp_path
 
 
 @pytest.mark.slow
+def test_a_strict_courses_batch_and_its_override_speak_the_courses_words(tmp_path):
+    """The class summary (printed and summary.txt), the class page, the student's HTML
+    feedback and what `gradebook override` rewrites use the hints of the spec's course:
+    no_pruning's "alpha > beta" under `cutoff: strict`, never the lab's default ">="."""
+    from reference.tree_bugs import hints_for
+
+    spec = yaml.safe_load((PROJECT / "specs" / "examples" / "tree-strict.yaml").read_text())
+    spec["random"].update(count=1, shrink={"calls": 1, "seconds": 1})
+    spec_file = tmp_path / "strict.yaml"
+    spec_file.write_text(yaml.safe_dump(spec, sort_keys=False))
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copyfile(FIXTURES / "tree" / "bug_no_pruning.py", folder / "ann.py")
+    out = tmp_path / "out"
+    run = abgrade_batch(folder, out, "--jobs", 1, "--seed", SEED, spec=spec_file)
+    assert run.returncode == 0, run.stderr
+    strict, inclusive = hints_for(">")["no_pruning"], hints_for(">=")["no_pruning"]
+    assert strict != inclusive
+
+    def pages() -> dict[str, str]:
+        names = ("summary.txt", "summary.svg", "class.html", "feedback/ann.html")
+        return {name: html.unescape((out / name).read_text()) for name in names}
+
+    for name, text in {"stdout": run.stdout, **pages()}.items():
+        assert strict in text and inclusive not in text, name
+    override = [sys.executable, "-m", "grader", "gradebook", "override", "ann", "--add", "1", "--reason", "style"]
+    done = subprocess.run([*override, "--book", str(out)], cwd=PROJECT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for name, text in pages().items():
+        assert strict in text and inclusive not in text, name
+
+
 def test_negamax_batch(tmp_path):
     folder = tmp_path / "negamax"
     folder.mkdir()

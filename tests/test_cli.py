@@ -261,7 +261,7 @@ def test_specs_verify_exits_0():
     assert run.returncode == 0, run.stdout + run.stderr
     for lab in ("tree", "tictactoe", "negamax", "connect4", "agents"):
         assert f"specs/{lab}.yaml: ok" in run.stdout
-    assert "specs/examples/tree-strict.yaml: ok (4 fixed cases)" in run.stdout
+    assert "specs/examples/tree-strict.yaml: ok (5 fixed cases)" in run.stdout
     for lab in ("tictactoe", "agents", "negamax"):
         assert f"specs/examples/{lab}-strict.yaml: ok" in run.stdout
 

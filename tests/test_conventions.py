@@ -6,7 +6,10 @@ a spec error naming the file and the line."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,9 @@ from .conftest import PROJECT_DIR, TESTS_DIR
 
 EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tree-strict.yaml"
 TREE = TESTS_DIR / "fixtures" / "tree"
+# correct searches of a strict course only (not in fixtures/tree: the bundled spec's batch
+# and the tree folder's comparison grade every file there as its name says)
+STRICT = TESTS_DIR / "fixtures" / "strict"
 # searches that cut off as soon as alpha >= beta: correct in the bundled spec
 INCLUSIVE = ("correct_seed_style", "correct_fail_hard", "correct_iterative", "correct_negamax")
 
@@ -44,9 +50,23 @@ def test_the_example_declares_a_strict_cutoff_and_is_verified(strict_spec):
     assert get_lab("tree").verify(strict_spec) == []
 
 
-def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec):
-    report = grade("bug_strict_cutoff", spec=strict_spec)
+@pytest.mark.parametrize("name", ["bug_strict_cutoff", STRICT / "tree_fail_hard.py"], ids=["fail_soft", "fail_hard"])
+def test_a_strict_cutoff_search_gets_full_marks_under_the_strict_convention(grade, strict_spec, name):
+    """Fail-soft and fail-hard alike: a fail-hard search hands its parent the bound where a
+    fail-soft one hands a value past it, so under `alpha > beta` it reads on where the
+    fail-soft reference stops (seed 1's random cases 2, 4 and 6): both orders are correct."""
+    report = grade(name, spec=strict_spec)
     assert report.score == report.max_score, explain(report)
+
+
+def test_a_strict_course_that_counts_fail_hard_only_takes_the_fail_hard_search(grade, strict_spec):
+    hard_only = Conventions(cutoff="strict", returns=frozenset({"fail-hard"}))
+    # a digest of its own: the `grade` fixture remembers reports by the spec's digest
+    spec = dataclasses.replace(strict_spec, conventions=hard_only, digest=f"{strict_spec.digest}+fail-hard")
+    good = grade(STRICT / "tree_fail_hard.py", spec=spec)
+    assert good.score == good.max_score, explain(good)
+    soft = grade("bug_strict_cutoff", spec=spec)
+    assert failing_kinds(soft) == {"bounds"}, explain(soft)
 
 
 @pytest.mark.parametrize("name", INCLUSIVE)
@@ -83,6 +103,25 @@ def test_a_newer_bug_written_for_the_strict_course_is_named_in_the_courses_words
     assert all(f"Likely cause: {hints['late_cutoff']}" in t.output for t in report.tests if t.diagnoses)
     for bug in ("window_swapped", "window_not_passed", "late_cutoff", "bound_updates_swapped"):
         assert ">=" not in hints[bug], bug  # no word of the bundled course's cut-off
+
+
+def test_the_html_report_of_grade_lists_the_diagnoses_in_the_courses_words(tmp_path):
+    """`abgrade grade --html` under the strict example: the page's list of likely causes
+    gives no_pruning's hint with the course's cut-off (the batch's pages: test_batch)."""
+    from reference.tree_bugs import hints_for
+
+    page = tmp_path / "report.html"
+    command = [sys.executable, "-m", "grader", "grade", str(TREE / "bug_no_pruning.py"), "--lab", "tree"]
+    run = subprocess.run(
+        [*command, "--spec", str(EXAMPLE), "--seed", "1", "--html", str(page), "-q"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 1 and page.is_file(), run.stdout + run.stderr
+    text = html.unescape(page.read_text())
+    assert hints_for(">")["no_pruning"] in text and hints_for(">=")["no_pruning"] not in text
 
 
 def with_conventions(tmp_path: Path, text: str, name: str = "tree.yaml") -> Path:
@@ -149,6 +188,31 @@ def test_a_lab_that_takes_no_conventions_says_so(tmp_path):
     assert str(error.value).startswith(f"{spec}:")
 
 
+@pytest.mark.parametrize(
+    ("lab", "text", "key", "takes"),
+    [
+        ("connect4", "conventions: {cutoff: strict}", "cutoff", "none"),
+        ("connect4", "conventions:\n  returns: [fail-hard]", "returns", "none"),
+        ("negamax", "conventions:\n  returns: [fail-hard]", "returns", "cutoff"),
+        ("agents", "conventions:\n  cutoff: strict\n  returns: [fail-soft]", "returns", "cutoff"),
+    ],
+)
+def test_a_convention_a_built_in_lab_does_not_take_is_one_line_with_file_and_line(tmp_path, lab, text, key, takes):
+    bundled = spec_path(lab).read_text()
+    head, marker, rest = bundled.partition("\nlimits:")
+    path = tmp_path / f"{lab}.yaml"
+    path.write_text(f"{head}\n{text}\n{marker.lstrip()}{rest}")
+    line = head.count("\n") + 2 + text.split("\n").index(next(t for t in text.split("\n") if key in t))
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    message = str(error.value)
+    assert "\n" not in message
+    assert (
+        message
+        == f"{path}:{line}: conventions.{key}: not a convention of this lab (the {lab} lab takes {takes}; DESIGN.md)"
+    )
+
+
 TICTACTOE_EXAMPLE = PROJECT_DIR / "specs" / "examples" / "tictactoe-strict.yaml"
 TICTACTOE = TESTS_DIR / "fixtures" / "tictactoe"
 
@@ -164,18 +228,30 @@ def tictactoe_strict():
 def grade_tictactoe(tictactoe_strict):
     """`grade_tictactoe(name)`: a tic-tac-toe fixture graded once under the strict example."""
     lab = get_lab("tictactoe")
-    reports: dict[str, GradeReport] = {}
+    reports: dict[Path, GradeReport] = {}
 
-    def grade_once(name: str) -> GradeReport:
-        if name not in reports:
-            reports[name] = grade_submission(TICTACTOE / f"{name}.py", lab, tictactoe_strict, seed=1)
-        return reports[name]
+    def grade_once(name: str | Path) -> GradeReport:
+        path = name if isinstance(name, Path) else TICTACTOE / f"{name}.py"
+        if path not in reports:
+            reports[path] = grade_submission(path, lab, tictactoe_strict, seed=1)
+        return reports[path]
 
     return grade_once
 
 
-def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe):
-    report = grade_tictactoe("strict_course")
+@pytest.mark.parametrize("name", ["strict_course", STRICT / "tictactoe_fail_hard.py"], ids=["fail_soft", "fail_hard"])
+def test_the_course_code_with_a_strict_cutoff_gets_full_marks_at_tictactoe(grade_tictactoe, name):
+    """The fail-hard form expands more boards than the course's code under `>` (a child's
+    clamped answer equals the bound): both are correct."""
+    report = grade_tictactoe(name)
+    assert report.score == report.max_score, explain(report)
+
+
+def test_a_strict_tictactoe_course_that_counts_fail_hard_only_gives_it_full_marks(tictactoe_strict):
+    spec = dataclasses.replace(
+        tictactoe_strict, conventions=Conventions(cutoff="strict", returns=frozenset({"fail-hard"}))
+    )
+    report = grade_submission(STRICT / "tictactoe_fail_hard.py", get_lab("tictactoe"), spec, seed=1)
     assert report.score == report.max_score, explain(report)
 
 
@@ -249,18 +325,22 @@ def grade_negamax():
     spec = load_spec(NEGAMAX_EXAMPLE)
     assert spec.conventions.strict and get_lab("negamax").verify(spec) == []
     lab = get_lab("negamax")
-    reports: dict[str, GradeReport] = {}
+    reports: dict[Path, GradeReport] = {}
 
-    def grade_once(name: str) -> GradeReport:
-        if name not in reports:
-            reports[name] = grade_submission(NEGAMAX / f"{name}.py", lab, spec, seed=1)
-        return reports[name]
+    def grade_once(name: str | Path) -> GradeReport:
+        path = name if isinstance(name, Path) else NEGAMAX / f"{name}.py"
+        if path not in reports:
+            reports[path] = grade_submission(path, lab, spec, seed=1)
+        return reports[path]
 
     return grade_once
 
 
-def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax):
-    report = grade_negamax("strict_cutoff")
+@pytest.mark.parametrize(
+    "name", ["strict_cutoff", STRICT / "negamax_textbook_fail_soft.py"], ids=["course", "textbook_fail_soft"]
+)
+def test_a_strict_negamax_search_gets_full_marks_under_the_strict_convention(grade_negamax, name):
+    report = grade_negamax(name)
     assert report.score == report.max_score, explain(report)
 
 
@@ -292,5 +372,7 @@ def test_one_return_convention_at_tictactoe_counts_only_that_one(returns, passes
     assert good.score == good.max_score, explain(good)
     bad = grade_submission(TICTACTOE / f"{fails}.py", lab, spec, seed=1)
     assert failing_kinds(bad) == {"bounds", "random"}, explain(bad)
+    # it reads what the course's search reads: no classic bug is named for its values
+    assert not any(t.diagnoses for t in bad.tests), explain(bad)
     first = next(t.output for t in bad.tests if t.kind == "bounds" and not t.passed)
     assert f"this course's searches {returns.replace('-', ' ')} (the spec's conventions)" in first, first

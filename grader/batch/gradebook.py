@@ -173,16 +173,29 @@ class ExportContext:
 
     skipped: tuple[Skipped, ...] = ()
     show_hidden: bool = False
+    # the classic bugs' hints the run wrote with, in its spec's course's words (a strict
+    # course's "alpha > beta"), so an override rewrites the pages in the same words; empty
+    # in a gradebook of an older abgrade (the lab's default hints then)
+    hints: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(
-            {"skipped": [[e.student, e.shown, e.reason, e.name] for e in self.skipped], "show_hidden": self.show_hidden}
+            {
+                "skipped": [[e.student, e.shown, e.reason, e.name] for e in self.skipped],
+                "show_hidden": self.show_hidden,
+                "hints": dict(self.hints),
+            }
         )
 
     @classmethod
     def from_json(cls, text: str) -> ExportContext:
         data = json.loads(text)
-        return cls(tuple(Skipped(*entry) for entry in data["skipped"]), bool(data["show_hidden"]))
+        hints = data.get("hints") or {}
+        return cls(
+            tuple(Skipped(*entry) for entry in data["skipped"]),
+            bool(data["show_hidden"]),
+            tuple((str(name), str(hint)) for name, hint in hints.items()) if isinstance(hints, dict) else (),
+        )
 
 
 @dataclass(frozen=True)

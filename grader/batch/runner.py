@@ -257,6 +257,7 @@ def _grade_class(
     chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
     seed = chosen_seed.value
     lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
+    hints = lab.hints(spec)  # the classic bugs in the words of the spec's course (its conventions)
     chosen = chosen_students(options, book, spec.lab, found)
     everyone = found.submissions(notebooks_first=True)
     if chosen is None:
@@ -303,7 +304,7 @@ def _grade_class(
             outcome = f"not graded: {reason}"
         # this process is idle while the pool runs: each student's feedback is written now,
         # not in the end's pass over the class (publish skips this run's students)
-        write_recorded_feedback(book, spec.lab, submission.student, options.out, options.show_hidden, lab.bug_hints)
+        write_recorded_feedback(book, spec.lab, submission.student, options.out, options.show_hidden, hints)
         progress.finished(submission.student, outcome, result.seconds)
 
     try:
@@ -321,8 +322,10 @@ def _grade_class(
         raise
     progress.close()
     book.end_run(run_id, "complete")
-    book.save_export_context(spec.lab, ExportContext(tuple(skipped), options.show_hidden), found.names())
-    published = publish(book, spec.lab, options.out, lab.bug_hints, written_by=run_id)  # one student at a time
+    book.save_export_context(
+        spec.lab, ExportContext(tuple(skipped), options.show_hidden, tuple(hints.items())), found.names()
+    )
+    published = publish(book, spec.lab, options.out, hints, written_by=run_id)  # one student at a time
     summary = published.summary if published else summarize(spec.lab, [])
-    insights = published.insights if published else class_insights([], lab.bug_hints)
+    insights = published.insights if published else class_insights([], hints)
     return BatchResult(run_id, seed, total, queued, summary, problems, ignored, killed, insights, chosen_seed.source)

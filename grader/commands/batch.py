@@ -277,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         return _nothing_to_grade(args.folder)
     else:
         result = run_batch(options, lab, spec, sys.stderr)
-    print(summary_text(result.summary, lab.bug_hints, result.insights))
+    print(summary_text(result.summary, lab.hints(spec), result.insights))  # the course's words
     if result.problems:
         print("\n  not graded (fix the folder and run again):")
         print("\n".join(f"    {problem}" for problem in result.problems))

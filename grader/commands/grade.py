@@ -11,6 +11,8 @@ from ..registry import lab_names
 from .common import EXIT_FAILED, EXIT_OK, check_output_file, check_submission_path, load_lab, private_dirs
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from ..results import GradeReport
     from ..sandbox.session import Session
 
@@ -61,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
             early = open_session(args.submission, private_dirs(args.lab))
         if early is not None:
             early.cleanup_in_background = True  # the folder and the uid go while the report prints
-        report = _graded(args, early)
-        _print_report(args, report)
+        report, hints = _graded(args, early)
+        _print_report(args, report, hints)
     finally:
         if early is not None:
             early.close()  # a no-op once grading closed it; else (a broken spec) it ends here
@@ -70,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.visible_failures else EXIT_OK
 
 
-def _graded(args: argparse.Namespace, early: Session | None) -> GradeReport:
-    """The report of the submission; `early` (closed by the grading) is the caller's to
-    close if a usage or spec error stops it first."""
+def _graded(args: argparse.Namespace, early: Session | None) -> tuple[GradeReport, Callable[[], Mapping[str, str]]]:
+    """The report of the submission, and the classic bugs' hints in the words of the spec's
+    course (asked for only by a report that names one); `early` (closed by the grading) is
+    the caller's to close if a usage or spec error stops it first."""
     from ..grading import grade_submission
     from ..seeding import chosen_seed
     from ..spec_check import verify_once
@@ -81,10 +84,10 @@ def _graded(args: argparse.Namespace, early: Session | None) -> GradeReport:
     verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
     configured = None if args.seed is not None else _config_seed(args.config)
     seed = chosen_seed(args.seed, configured, spec)
-    return grade_submission(args.submission, lab, spec, seed=seed, session=early)
+    return grade_submission(args.submission, lab, spec, seed=seed, session=early), lambda: lab.hints(spec)
 
 
-def _print_report(args: argparse.Namespace, report: GradeReport) -> None:
+def _print_report(args: argparse.Namespace, report: GradeReport, hints: Callable[[], Mapping[str, str]]) -> None:
     # each report's module only when it is asked for (their imports cost a grade's start-up)
     if args.json:
         from ..report.gradescope import write_results_json
@@ -93,7 +96,8 @@ def _print_report(args: argparse.Namespace, report: GradeReport) -> None:
     if args.html:
         from ..report.html import write_html
 
-        write_html(report, args.html, show_hidden=args.show_hidden)
+        named = any(test.diagnoses for test in report.tests)  # a passing grade imports no classic bug
+        write_html(report, args.html, show_hidden=args.show_hidden, hints=hints() if named else {})
     if args.quiet:
         print(f"{report.score:g}/{report.max_score:g}")
     else:

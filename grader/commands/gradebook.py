@@ -343,8 +343,12 @@ def republish(book: Gradebook, lab: str, student: str, graded: bool = True) -> s
     from ..batch.exports import feedback_names, publish
     from ..batch.lock import GradebookBusy, gradebook_lock
 
-    found = registry.find(lab)
-    hints = dict(found.bug_hints) if found is not None else {}
+    context = book.export_context(lab)
+    if context is not None and context.hints:  # the words the batch wrote with (its spec's course)
+        hints = dict(context.hints)
+    else:
+        found = registry.find(lab)
+        hints = dict(found.bug_hints) if found is not None else {}
     out = book.path.parent
     try:
         with gradebook_lock(out):  # never two writers of one export folder

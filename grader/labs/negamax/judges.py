@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
+from math import inf
 from typing import Any
 
 from reference.negamax import Game, alphabeta_value, optimal_successors, true_value
@@ -39,12 +40,35 @@ def judge_search(observed: list[StateCall], case: SearchCase) -> Judgement:
         verdicts["value"] = value_verdict(seen, case.value, position, call_text, hint)
     if "nodes" in case.kinds:
         search = alphabeta_value(position.game, position.state, position.player, *window, strict=position.strict)
-        counts = Counts(case.calls, case.expansions, search.trace)
+        counts = accepted_counts(seen, Counts(case.calls, case.expansions, search.trace), position, window)
         verdicts["nodes"] = nodes_verdict(seen, counts, position, call_text, hint)
         picture = traced_picture(seen, counts, position, verdicts["nodes"].passed)
     return Judgement(
         {k: pictured(with_game(v, position.game), picture, k == "nodes") for k, v in verdicts.items()}, hint
     )
+
+
+def accepted_counts(seen: StateCall, counts: Counts, position: Position, window: tuple = ()) -> Counts:
+    """The counts the student's search is judged against: the reference's, or, under a
+    strict cut-off, the textbook fail-soft search's (the best value starting below every
+    result instead of at alpha) when the student's next_states calls are exactly that
+    search's. The course's code answers alpha when nothing beats it, the bound itself,
+    which `val > beta` does not cut on in the parent; a value below it does. Both are
+    correct (under `val >= beta` they read the same states). Worked out only for a search
+    that parts from the reference."""
+    expanded, total = seen.get("expanded"), seen.get("expansions")
+    if not position.strict or not isinstance(expanded, list) or not isinstance(total, int):
+        return counts
+
+    def matches(other: Counts) -> bool:  # the same value calls and next_states calls
+        same_calls = seen.get("counter") == other.calls and total == other.expansions
+        return same_calls and first_divergence_text(position.game, expanded, total, other.trace) is None
+
+    if matches(counts):
+        return counts
+    soft = alphabeta_value(position.game, position.state, position.player, *window, start=-inf, strict=True)
+    textbook = Counts(soft.calls, soft.next_states_calls, soft.trace)
+    return textbook if matches(textbook) else counts
 
 
 def traced_picture(seen: StateCall, counts: Counts, position: Position, same: bool) -> dict:
@@ -101,23 +125,19 @@ def judge_random(observed: list[StateCall], case: RandomCase) -> Judgement:
     position, value = case.position, case.value
     game = position.game
     search = alphabeta_value(game, position.state, position.player, strict=position.strict)
+    counts = accepted_counts(
+        answer_at(observed), Counts(search.calls, search.next_states_calls, search.trace), position
+    )
     optimal = [game.encode(s) for s in optimal_successors(game, position.state, position.player)]
     value_call = position.call("value")
     hint = once(lambda: sign_error(answer_at(observed), position))
     verdicts = {
         "value": value_verdict(answer_at(observed), value, position, value_call, hint),
-        "nodes": nodes_verdict(
-            answer_at(observed),
-            Counts(search.calls, search.next_states_calls, search.trace),
-            position,
-            value_call,
-            hint,
-        ),
+        "nodes": nodes_verdict(answer_at(observed), counts, position, value_call, hint),
         "choice": choice_verdict(answer_at(observed, 1), position, value, optimal, position.call("best_move")),
         "bounds": bounds_verdict(list(case.windows.probes), observed[2:]),
     }
     if not verdicts["nodes"].passed or not verdicts["value"].passed:
-        counts = Counts(search.calls, search.next_states_calls, search.trace)
         drawn = traced_picture(answer_at(observed), counts, position, verdicts["nodes"].passed)
         verdicts = {k: pictured(v, drawn) if k in ("value", "nodes") else v for k, v in verdicts.items()}
     ok = (

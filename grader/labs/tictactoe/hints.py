@@ -7,7 +7,7 @@ import re
 from functools import cache
 from typing import Any
 
-from reference.tictactoe_bugs import Watch, bug_game_over, bugs_for, watched_replay
+from reference.tictactoe_bugs import LAB_RULES, STRICT_RULES, Rules, Watch, bug_game_over, bugs_for, watched_replay
 
 from ...checks.show import describe_error, is_number, show
 from ..kit.observations import answer_at
@@ -169,31 +169,48 @@ def replayed_bugs(
     seen = _observed_search(observation)
     if seen is None:
         return frozenset()
-    watch, choice, points, nodes = seen
     found = set()
     for bug in bugs_for(strict):
-        for rules in bug.variants:
-            replay = watched_replay(rules, call["function"], call["board"], call["args"], watch)
-            if replay is None or not _same_number(replay.nodes_visited, nodes):
-                continue
-            if by_value and (not _same_number(replay.points, points) or replay.choice != choice):
-                continue
+        if any(_reproduces(rules, call, seen, by_value) for rules in bug.variants):
             found.add(bug.name)
-            break
     return frozenset(found)
+
+
+def _reproduces(rules: Rules, call: BoardRequest, seen: tuple, by_value: bool) -> bool:
+    """Whether the search under `rules` expands what the student's did (and counts the
+    same nodes; `by_value`: returns the same choice and utility too)."""
+    watch, choice, points, nodes = seen
+    replay = watched_replay(rules, call["function"], call["board"], call["args"], watch)
+    if replay is None or not _same_number(replay.nodes_visited, nodes):
+        return False
+    return not by_value or (_same_number(replay.points, points) and replay.choice == choice)
 
 
 def bugs_behind_calls(
     calls: list[BoardRequest], observed: list[BoardCall], *, by_value: bool = False, strict: bool = False
-) -> frozenset[str]:
+) -> frozenset[str] | None:
     """Classic bugs that reproduce every call of a request (see replayed_bugs); a call that
-    never answered is no replay's."""
+    never answered is no replay's. None (these calls say nothing about a bug) when the
+    course's own search reproduces them too with `by_value` off: the reads then explain
+    nothing (a fail-soft search in a fail-hard course reads as the course's search does,
+    and so does a bug that differs only in which tied move it keeps)."""
+    if not by_value and _course_reads_alike(calls, observed, strict):
+        return None
     consistent = frozenset(bug.name for bug in bugs_for(strict))
     for index, call in enumerate(calls):
         consistent &= replayed_bugs(call, answer_at(observed, index), by_value=by_value, strict=strict)
         if not consistent:
             break  # nothing left to rule out
     return consistent
+
+
+def _course_reads_alike(calls: list[BoardRequest], observed: list[BoardCall], strict: bool) -> bool:
+    course = STRICT_RULES if strict else LAB_RULES
+    for index, call in enumerate(calls):
+        seen = _observed_search(answer_at(observed, index))
+        if seen is None or not _reproduces(course, call, seen, by_value=False):
+            return False
+    return True
 
 
 def game_over_bugs(boards: list[str], observed: list[BoardCall], pair: Any, strict: bool = False) -> frozenset[str]:

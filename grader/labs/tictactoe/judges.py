@@ -14,6 +14,7 @@ from reference.tictactoe import (
     parse_board,
 )
 from reference.tictactoe_search import (
+    lab_minimax,
     position_value,
 )
 
@@ -25,7 +26,7 @@ from ..kit import Judgement
 from ..kit.messages import roll_up
 from ..kit.observations import answer_at
 from .boards import MARK, NOT_A_BOARD, board_of, drawn, outcome, side_by_side
-from .cases import BoardCall, Expected, GameOverBoards, Position, RandomCase, SearchCase, WindowsCase
+from .cases import BoardCall, Expansions, Expected, GameOverBoards, Position, RandomCase, SearchCase, WindowsCase
 from .hints import (
     bugs_behind_calls,
     error_text,
@@ -49,8 +50,25 @@ def judge_game_over(observed: list[BoardCall], case: GameOverBoards) -> Judgemen
 def judge_search(observed: list[BoardCall], case: SearchCase) -> Judgement:
     """minimax at the case's position: score, nodes_visited, boards expanded and move."""
     bugs = cache(lambda: replayed_bugs(case.call, answer_at(observed), strict=case.expected.strict))
-    verdicts = minimax_verdicts(answer_at(observed), case.position, case.expected, case.kinds)
+    expected = accepted_expectations(answer_at(observed), case.position, case.expected)
+    verdicts = minimax_verdicts(answer_at(observed), case.position, expected, case.kinds)
     return Judgement(named(verdicts, bugs), bugs)
+
+
+def accepted_expectations(observation: BoardCall, position: Position, expected: Expected) -> Expected:
+    """What the search is judged against: the reference's expectations, or, under a strict
+    cut-off, the textbook fail-hard search's boards and count when the student's search
+    expanded exactly those (it answers the bound it cut on, which `>` does not cut on in
+    the parent, so it reads more than the fail-soft reference; both are correct). Worked
+    out only for a search that parts from the reference."""
+    seen, total = expanded_boards(observation)
+    if not expected.strict or total == 0 or expected.expanded.same(seen, total):
+        return expected
+    hard = lab_minimax(position.array(), position.player, strict=True, fail_hard=True)
+    boards = Expansions.listed(position, hard.expanded, True)
+    if not boards.same(seen, total):
+        return expected
+    return replace(expected, nodes_visited=hard.nodes_visited, expanded=boards)
 
 
 def judge_bounds(observed: list[BoardCall], case: WindowsCase) -> Judgement:

@@ -81,10 +81,30 @@ class SearchCase:
     expected_order: tuple[str, ...]  # the nodes the reference reads, in order
     kinds: tuple[str, ...]
     cutoff: Literal[">=", ">"] = ">="
+    # other read orders a correct search may take: under a strict cut-off a fail-hard search
+    # hands its parent the bound itself where a fail-soft one hands a value past it, so the
+    # parent (cutting only when alpha > beta) reads on where the fail-soft reference stops
+    other_orders: tuple[tuple[str, ...], ...] = ()
 
     @property
     def call(self) -> list:
         return root_call(self.tree)
+
+    def order_for(self, reads: list[str]) -> tuple[str, ...]:
+        """The accepted order the student's reads are judged against: the one they match, else the reference's."""
+        seen = tuple(reads)
+        return seen if seen in self.other_orders else self.expected_order
+
+
+def other_orders(tree: GameTree, cutoff: Literal[">=", ">"]) -> tuple[tuple[str, ...], ...]:
+    """The read orders of the other correct search styles at the root call, when they differ
+    from the fail-soft reference's (only the fail-hard search under a strict cut-off does;
+    under `alpha >= beta` a clamped value cuts exactly where the value itself would)."""
+    if cutoff != ">":
+        return ()
+    soft = tuple(alphabeta(tree, cutoff=cutoff).trace.order)
+    hard = tuple(alphabeta(tree, cutoff=cutoff, fail="hard").trace.order)
+    return (hard,) if hard != soft else ()
 
 
 @dataclass(frozen=True)

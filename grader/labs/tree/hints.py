@@ -87,7 +87,8 @@ def bugs_behind_calls(
 ) -> frozenset[str] | None:
     """Classic bugs consistent with the reads of every direct call that did not raise. Values
     are not compared: on a narrowed window an accepted fail-hard search returns other values
-    than the fail-soft replays, but it reads the same nodes."""
+    than the fail-soft replays, but under `alpha >= beta` it reads the same nodes (under a
+    strict cut-off it may read more: a fail-hard bug then goes unnamed more often)."""
     consistent: frozenset[str] | None = None
     for call, seen in zip(calls, observed):
         if seen.get("error"):

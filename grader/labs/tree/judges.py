@@ -30,18 +30,20 @@ def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
     bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned"), cutoff=case.cutoff))
+    order = case.order_for(reads)
+    nodes = case.nodes if order == case.expected_order else len(order)
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), case.value, text)
     if "nodes" in kinds:
-        verdicts["nodes"] = check_count(len(reads), case.nodes, READS, NO_READS_HINT if not reads else "")
+        verdicts["nodes"] = check_count(len(reads), nodes, READS, NO_READS_HINT if not reads else "")
     if "pruned" in kinds:
-        verdicts["pruned"] = judge_pruned(tree, reads, list(case.expected_order), bugs)
+        verdicts["pruned"] = judge_pruned(tree, reads, list(order), bugs)
     # a bug that reads and returns what the student's search did explains a wrong value or count too
     verdicts = {
         k: v if v.passed or v.diagnoses else v.with_diagnoses(tuple(sorted(bugs()))) for k, v in verdicts.items()
     }
-    picture = tree_details(tree, reads, list(case.expected_order), call.get("returned"), case.value, case.cutoff)
+    picture = tree_details(tree, reads, list(order), call.get("returned"), case.value, case.cutoff)
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
 

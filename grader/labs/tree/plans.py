@@ -16,7 +16,7 @@ from ...spec.model import DEFAULT_CONVENTIONS
 from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import roll_up
 from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
-from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, cutoff_of, root_call
+from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, cutoff_of, other_orders, root_call
 from .judges import judge_bounds, judge_search
 
 
@@ -31,7 +31,8 @@ def case_plans(case: TreeCase) -> list[CasePlan]:
     root_kinds = tuple(k for k in header.checks if k != "bounds")
     if root_kinds:
         order = tuple(n for n in tree.nodes() if n not in case.pruned)
-        search = SearchCase(tree, case.value, case.nodes, order, root_kinds, cutoff_of(case.conventions))
+        cutoff = cutoff_of(case.conventions)
+        search = SearchCase(tree, case.value, case.nodes, order, root_kinds, cutoff, other_orders(tree, cutoff))
         plans.append(
             CasePlan(
                 header.name,
@@ -73,7 +74,10 @@ def tree_random_plan(
     """A random tree's request and judge; it shrinks to smaller trees (each its own plan,
     its request named after the case it came from)."""
     result = alphabeta(tree, cutoff=cutoff)
-    search = SearchCase(tree, result.value, result.nodes, tuple(result.trace.order), ("value", "pruned"), cutoff)
+    order = tuple(result.trace.order)
+    search = SearchCase(
+        tree, result.value, result.nodes, order, ("value", "pruned"), cutoff, other_orders(tree, cutoff)
+    )
     asked = request_id or name
     return CasePlan(
         name,
