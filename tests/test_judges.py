@@ -146,7 +146,9 @@ def test_tictactoe_bounds_pass_the_labs_own_search() -> None:
     case, seen = tictactoe_windows()
     judgement = tictactoe_judges.judge_bounds(seen, case)
     assert judgement.verdicts["bounds"].passed
-    assert {"tie_last", "alpha_beta_zero"} <= judgement.bugs()  # neither shows on a narrowed window
+    # the course's own reads: the narrowed windows say nothing of any bug (tie_last and
+    # alpha_beta_zero read alike there), so they leave the diagnosis to the other cases
+    assert judgement.bugs() is None
 
 
 def test_tictactoe_bounds_report_a_value_beyond_the_window() -> None:
