@@ -176,7 +176,12 @@ def test_a_broken_hook_is_one_line_naming_game_py_and_the_hook(
 
 
 def test_specs_verify_says_a_hook_that_draws_at_random(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    hook = "import random\n\ndef smaller(case):\n    yield {'call': {**case['call'], 'depth': random.choice([0, 1])}}\n"
+    # twenty draws: asked twice, one draw each gave the same case one time in two, and the
+    # three random cases checked all alike one run in eight (the test failed then)
+    hook = (
+        "import random\n\ndef smaller(case):\n    for _ in range(20):\n"
+        "        yield {'call': {**case['call'], 'depth': random.choice([0, 1])}}\n"
+    )
     folder = nim_with_hook(tmp_path / "nim", hook)
     assert run_verify(argparse.Namespace(labs=[str(folder)], spec=None)) == EXIT_FAILED  # `abgrade specs verify`
     printed = capsys.readouterr().out.splitlines()
