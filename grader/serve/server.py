@@ -15,6 +15,7 @@ first is and exits."""
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import select
 import signal
@@ -84,6 +85,8 @@ def start(idle: float = DEFAULT_IDLE) -> Server:
             os.umask(mask)
         listener.listen(64)
         packages = preload.preload()
+        gc.collect()
+        gc.freeze()  # the imports' objects: a child's collections neither walk nor copy their pages
         watched = staleness.snapshot(staleness.watched(staleness.roots(packages)))
         process = context.process_facts("self")
     except BaseException:
