@@ -332,3 +332,29 @@ def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Serve
     while descendants(server.pid) and time.monotonic() < end:
         time.sleep(0.05)
     assert descendants(server.pid) == []
+
+
+def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + WAIT
+    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
+        time.sleep(0.02)
+    with open(f"/proc/{server.pid}/task/{server.pid}/children") as handle:
+        (child,) = map(int, handle.read().split())
+    os.kill(child, signal.SIGKILL)
+    stdout, stderr = client.communicate(timeout=WAIT)
+    assert client.returncode == 3 and stderr.count("\n") == 1 and "ended without finishing" in stderr
+    assert "Traceback" not in stdout + stderr
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []

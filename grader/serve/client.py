@@ -30,17 +30,58 @@ def served(argv: list[str]) -> int | None:
     """The exit code of this command run by the server, or None to run it here."""
     if os.environ.get(VARIABLE, "1") == "0" or len(argv) < 2 or argv[1] not in SERVED_COMMANDS:
         return None
+    relay = _Relay()
     connection = _handed_over(argv)
     if connection is None:
+        relay.give_back()
         return None
     sock, pid = connection
-    return _follow(sock, pid)
+    relay.follow(pid)
+    return _follow(sock, relay)
+
+
+class _Relay:
+    """Our handlers of the signals a cold grade would get, installed before the request
+    goes out: a signal that comes before the child took the grade waits (and is given
+    back to us when we grade cold after all); after, each is passed on to the child."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.waiting: list[int] = []
+        self.passed: list[int] = []
+        self.previous = {number: _signal.signal(number, self.on_signal) for number in FORWARDED}
+
+    def on_signal(self, number: int, frame: object) -> None:
+        if not self.pid:
+            self.waiting.append(number)
+            return
+        self.passed.append(number)
+        try:
+            os.kill(self.pid, number)
+        except OSError:
+            pass
+
+    def follow(self, pid: int) -> None:
+        self.pid = pid
+        waiting, self.waiting = self.waiting, []
+        for number in waiting:
+            self.on_signal(number, None)
+
+    def give_back(self) -> None:
+        """Our own handlers again, and the signals that waited delivered to us now."""
+        for number, handler in self.previous.items():
+            if handler is not None:  # None: a handler not set from Python (none at start-up)
+                _signal.signal(number, handler)
+        for number in self.waiting:
+            os.kill(os.getpid(), number)
 
 
 def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
     """The connection and the child's pid once a child took this command, or None."""
     try:
         path = address.socket_path()
+        for fd in (0, 1, 2):
+            os.fstat(fd)  # a closed stream: the cold path (a folder's descriptor would take its number)
     except (address.Untrusted, OSError):
         return None
     if not address.our_socket(path):
@@ -70,19 +111,8 @@ def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
     return sock, reply[1]
 
 
-def _follow(sock: _socket.socket, pid: int) -> int:
-    """Wait for the child's exit code, passing on the signals we get."""
-    passed: list[int] = []
-
-    def pass_on(number: int, frame: object) -> None:
-        passed.append(number)
-        try:
-            os.kill(pid, number)
-        except OSError:
-            pass
-
-    for number in FORWARDED:
-        _signal.signal(number, pass_on)
+def _follow(sock: _socket.socket, relay: _Relay) -> int:
+    """Wait for the child's exit code (the relay passes our signals on)."""
     try:
         reply, _ = wire.receive(sock)
     except (OSError, ValueError):
@@ -91,8 +121,8 @@ def _follow(sock: _socket.socket, pid: int) -> int:
         sock.close()
     if reply is not None and reply[0] == "exit" and len(reply) == 2 and isinstance(reply[1], int):
         return reply[1]
-    if passed:  # the child ended by the signal we passed on: so do we, as a cold grade would
-        number = passed[-1]
+    if relay.passed:  # the child ended by the signal we passed on: so do we, as a cold grade would
+        number = relay.passed[-1]
         _signal.signal(number, _signal.SIG_DFL)
         os.kill(os.getpid(), number)
     print(
