@@ -158,13 +158,14 @@ def main() -> None:
     print(f"  two `python -c pass`      {spread(cpus['two starts'], ' ms', 1000, 0)}")
     print(f"  abgrade grade             {spread(cpus['graded'], ' ms', 1000, 0)}")
     print(f"  graded / two starts       {spread(ratios(cpus['graded'], cpus['two starts']), 'x')}")
-    if args.serve:
+    if server is not None:
         served = times["served"]
         print(f"  abgrade grade, served     {spread(served, ' ms', 1000, 0)}   (a server started before the rounds)")
         print(f"  served / two starts       {spread(ratios(served, times['two starts']), 'x')}   (goal: <= 2.0x)")
         print(f"  served / graded           {spread(ratios(served, graded), 'x')}")
         print(f"  served / pytest           {spread(ratios(served, times['pytest']), 'x')}")
         print(f"  CPU: served (client+child){spread(cpus['served'], ' ms', 1000, 0)}")
+        print(f"  CPU: of which the child   {spread(server.child_cpus[-args.rounds :], ' ms', 1000, 0)}")
         print(f"  CPU: served / two starts  {spread(ratios(cpus['served'], cpus['two starts']), 'x')}")
         print(f"  CPU: served / graded      {spread(ratios(cpus['served'], cpus['graded']), 'x')}")
     if args.python:
@@ -238,6 +239,7 @@ class _Server:
             sys.exit(f"abgrade serve did not start: {started.stderr}")
         self.pid = int(started.stdout.split("(pid ")[1].split(";")[0])
         self.child_cpu = 0.0
+        self.child_cpus: list[float] = []  # per run, the warm-up's first
 
     def measure(self) -> float:
         """One grade through the server, its wall seconds; `child_cpu` is then the CPU
@@ -249,6 +251,7 @@ class _Server:
         if done.returncode not in (0, 1) or "Traceback" in done.stderr:
             sys.exit(f"the served grade failed:\n{done.stderr}")
         self.child_cpu = self._children_cpu(settled=True) - before
+        self.child_cpus.append(self.child_cpu)
         return seconds
 
     def _children_cpu(self, settled: bool = False) -> float:
