@@ -125,6 +125,9 @@ def _take_process(request: Request) -> None:
         import random
 
         random.seed()  # a fresh draw from the OS, as at a cold import
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()  # numpy's global generator likewise (none of the preload imports it today)
     gc.enable()
 
 
