@@ -358,3 +358,17 @@ def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server:
     while descendants(server.pid) and time.monotonic() < end:
         time.sleep(0.05)
     assert descendants(server.pid) == []
+
+
+def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> None:
+    submission = FIXTURES / "tree" / "bug_strict_cutoff.py"
+    before = server.counts()
+    command = [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"]
+    clients = [
+        subprocess.Popen(command, env=server.env, cwd=server.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    served = [(*client.communicate(timeout=WAIT), client.returncode) for client in clients]
+    cold = abgrade("grade", submission, "--lab", "tree", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd)
+    assert served[0] == served[1] == (cold.stdout.encode(), cold.stderr.encode(), cold.returncode)
+    assert server.counts() == (before[0] + 2, before[1])
