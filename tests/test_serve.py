@@ -156,6 +156,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lab", "name"), CASES)
 def test_a_served_grade_is_the_cold_grade_byte_for_byte(server: Served, lab: str, name: str) -> None:
     submission = notebook(server.folder) if name == "notebook" else FIXTURES / name
@@ -252,6 +253,7 @@ def test_a_client_of_another_uid_is_refused(server: Served) -> None:
     assert asked.stdout.strip() == "('cold', 'another user')", asked.stderr
 
 
+@pytest.mark.timing
 def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_out() -> None:
     folder = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
     servers: list[Served] = []
@@ -277,6 +279,7 @@ def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_o
 LOOPING = "def alphabeta(node, alpha, beta, max_player):\n    while True:\n        pass\n"
 
 
+@pytest.mark.timing
 def test_a_client_killed_mid_grade_leaves_no_student_and_its_uid_released(server: Served) -> None:
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
@@ -311,6 +314,7 @@ def test_a_client_killed_mid_grade_leaves_no_student_and_its_uid_released(server
         os.close(fd)
 
 
+@pytest.mark.timing
 def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Served) -> None:
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
@@ -334,6 +338,7 @@ def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Serve
     assert descendants(server.pid) == []
 
 
+@pytest.mark.timing
 def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server: Served) -> None:
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
