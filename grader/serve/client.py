@@ -121,6 +121,8 @@ def _follow(sock: _socket.socket, relay: _Relay) -> int:
         sock.close()
     if reply is not None and reply[0] == "exit" and len(reply) == 2 and isinstance(reply[1], int):
         return reply[1]
+    if reply is not None and reply[0] == "signal" and reply[1:] == (_signal.SIGINT,):
+        relay.passed.append(_signal.SIGINT)  # an uncaught Ctrl-C: a cold interpreter ends by SIGINT
     if relay.passed:  # the child ended by the signal we passed on: so do we, as a cold grade would
         number = relay.passed[-1]
         _signal.signal(number, _signal.SIG_DFL)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from . import wire
 
+KILLED_BY_SIGINT = -1  # _run's code for an uncaught KeyboardInterrupt
 ENTRY_MODULE = "grader.cli"  # its `run`: `main` without the hand-over to a server
 
 
@@ -56,7 +57,7 @@ def become_grade(connection: _socket.socket, request: Request, handlers: dict, k
         code = _run(request.argv)
         _finish_like_an_interpreter()
         finished.set()
-        wire.send(connection, ("exit", code))
+        wire.send(connection, ("signal", signal.SIGINT.value) if code == KILLED_BY_SIGINT else ("exit", code))
     except BaseException:  # noqa: BLE001 - nothing may unwind into the server's frames
         finished.set()
         try:
@@ -82,7 +83,7 @@ def _run(argv: list[str]) -> int:
         return _exit_code(exc.code)
     except KeyboardInterrupt:
         sys.excepthook(*sys.exc_info())
-        return 130  # a cold interpreter ends by SIGINT here; the client says so in its exit code
+        return KILLED_BY_SIGINT  # a cold interpreter ends by SIGINT here: so does the client
     except BaseException:  # noqa: BLE001 - a crash of the grader is printed, not raised here
         sys.excepthook(*sys.exc_info())
         return 1
