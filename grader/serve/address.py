@@ -75,11 +75,12 @@ def socket_path(make: bool = False) -> str:
     where = folder()
     if where is None:
         raise Untrusted("no absolute folder for the server's socket: set ABGRADE_SERVE_DIR to an absolute path")
-    path = os.path.join(checked(where, make), name())
+    path = os.path.join(where, name())
     if len(os.fsencode(path)) > PATH_LIMIT:
         raise Untrusted(
             f"the socket's path {path} is longer than {PATH_LIMIT} bytes: set ABGRADE_SERVE_DIR to a shorter folder"
         )
+    checked(where, make)
     return path
 
 
