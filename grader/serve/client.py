@@ -24,6 +24,7 @@ SERVED_COMMANDS = frozenset({"grade"})
 VARIABLE = "ABGRADE_SERVER"  # 0: never try a server
 FORWARDED = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 EXIT_MACHINE = 3  # commands/common.py's (not imported here)
+REPLY_SECONDS = 10.0  # a server that doesn't answer by then (stopped, hung): the cold path
 
 
 def served(argv: list[str]) -> int | None:
@@ -31,13 +32,20 @@ def served(argv: list[str]) -> int | None:
     if os.environ.get(VARIABLE, "1") == "0" or len(argv) < 2 or argv[1] not in SERVED_COMMANDS:
         return None
     relay = _Relay()
-    connection = _handed_over(argv)
+    try:
+        connection = _handed_over(argv, relay)
+    except _NotTaken:
+        connection = None
     if connection is None:
         relay.give_back()
         return None
     sock, pid = connection
     relay.follow(pid)
     return _follow(sock, relay)
+
+
+class _NotTaken(Exception):
+    """A signal came before the child took the grade."""
 
 
 class _Relay:
@@ -47,6 +55,7 @@ class _Relay:
 
     def __init__(self) -> None:
         self.pid = 0
+        self.asking = False  # waiting for the server's answer: a signal ends the wait
         self.waiting: list[int] = []
         self.passed: list[int] = []
         self.previous = {number: _signal.signal(number, self.on_signal) for number in FORWARDED}
@@ -54,6 +63,8 @@ class _Relay:
     def on_signal(self, number: int, frame: object) -> None:
         if not self.pid:
             self.waiting.append(number)
+            if self.asking:
+                raise _NotTaken  # stop waiting for the server: we grade cold, and get the signal there
             return
         self.passed.append(number)
         try:
@@ -76,7 +87,7 @@ class _Relay:
             os.kill(os.getpid(), number)
 
 
-def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
+def _handed_over(argv: list[str], relay: _Relay) -> tuple[_socket.socket, int] | None:
     """The connection and the child's pid once a child took this command, or None."""
     try:
         path = address.socket_path()
@@ -90,6 +101,7 @@ def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
     folder = -1
     try:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+        sock.settimeout(REPLY_SECONDS)
         sock.connect(path)
         if wire.peer(sock)[1] != os.geteuid():
             raise OSError("a server of another user")
@@ -97,9 +109,13 @@ def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
         umask = os.umask(0o022)
         os.umask(umask)
         wire.send(sock, ("grade", context.described(), list(argv), umask, os.getpid()), (folder, 0, 1, 2))
-        reply, fds = wire.receive(sock)
+        relay.asking = True
+        try:
+            reply, fds = wire.receive(sock)
+        finally:
+            relay.asking = False
         wire.close_all(fds)
-    except (OSError, ValueError):
+    except (OSError, ValueError, _NotTaken):  # a child forked meanwhile finds us gone and ends
         reply = None
     finally:
         if folder >= 0:
@@ -108,6 +124,7 @@ def _handed_over(argv: list[str]) -> tuple[_socket.socket, int] | None:
         if sock is not None:
             sock.close()
         return None
+    sock.settimeout(None)
     return sock, reply[1]
 
 

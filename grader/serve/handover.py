@@ -50,7 +50,10 @@ def become_grade(connection: _socket.socket, request: Request, handlers: dict, k
     try:
         for fd in keep:
             os.close(fd)
-        wire.send(connection, ("taken", os.getpid()))
+        try:
+            wire.send(connection, ("taken", os.getpid()))
+        except OSError:
+            os._exit(0)  # the client stopped waiting (a signal, its time-out) and grades cold
         _restore_signals(handlers)
         _take_process(request)
         threading.Thread(target=_watch, args=(connection, finished), name="abgrade-serve-watch", daemon=True).start()

@@ -75,6 +75,12 @@ def start(idle: float = DEFAULT_IDLE) -> Server:
             f"a server of this installation is already running at {path} (`abgrade serve --status`)"
         ) from None
     try:
+        packages = preload.preload()
+        gc.collect()
+        gc.freeze()  # the imports' objects: a child's collections neither walk nor copy their pages
+        watched = staleness.snapshot(staleness.watched(staleness.roots(packages)))
+        process = context.process_facts("self")
+        # listen only now: a client never waits for the imports (no socket: it grades cold)
         if os.path.lexists(path):
             os.unlink(path)  # a server that ended without removing it (we hold the lock)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
@@ -84,11 +90,6 @@ def start(idle: float = DEFAULT_IDLE) -> Server:
         finally:
             os.umask(mask)
         listener.listen(64)
-        packages = preload.preload()
-        gc.collect()
-        gc.freeze()  # the imports' objects: a child's collections neither walk nor copy their pages
-        watched = staleness.snapshot(staleness.watched(staleness.roots(packages)))
-        process = context.process_facts("self")
     except BaseException:
         _remove(path)
         os.close(lock_fd)
