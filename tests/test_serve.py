@@ -25,6 +25,7 @@ import pytest
 from grader.sandbox.first_spawn import FIRST_UID, LEASE_DIR, POOL_SIZE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT = FIXTURES.parent.parent
 WAIT = 120.0  # the grader's own limits with a margin for a loaded machine: never a measured time
 
 
@@ -153,6 +154,7 @@ CASES = [
     ("negamax", "negamax/fail_hard.py"),
     ("negamax", "negamax/first_successor.py"),
     ("tree", "notebook"),
+    ("examples/labs/nim", "examples/labs/nim/variants/fail_hard.py"),  # a lab folder: its modules load in the child
 ]
 
 
@@ -160,6 +162,8 @@ CASES = [
 @pytest.mark.parametrize(("lab", "name"), CASES)
 def test_a_served_grade_is_the_cold_grade_byte_for_byte(server: Served, lab: str, name: str) -> None:
     submission = notebook(server.folder) if name == "notebook" else FIXTURES / name
+    if lab.startswith("examples/"):
+        submission, lab = PROJECT / name, str(PROJECT / lab)
     before = server.counts()
     runs = {}
     for way, env in (("served", server.env), ("cold", {**server.env, "ABGRADE_SERVER": "0"})):
