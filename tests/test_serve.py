@@ -381,3 +381,27 @@ def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> N
     cold = abgrade("grade", submission, "--lab", "tree", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd)
     assert served[0] == served[1] == (cold.stdout.encode(), cold.stderr.encode(), cold.returncode)
     assert server.counts() == (before[0] + 2, before[1])
+
+
+@pytest.mark.timing
+def test_sigterm_on_the_client_ends_the_grade_and_the_client_by_sigterm_as_cold(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + WAIT
+    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
+        time.sleep(0.02)
+    client.terminate()
+    _, stderr = client.communicate(timeout=WAIT)
+    assert client.returncode == -signal.SIGTERM and not stderr  # a cold grader has no SIGTERM handler either
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []
