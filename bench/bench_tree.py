@@ -10,6 +10,11 @@ round. Goals (issue 26): within 2.0x two `python -c pass`, at most 0.7x the pyte
 under 1 s. Besides the wall times, the CPU time of the grade's and the two starts' process
 trees (and the base's grade), which a shared machine's load disturbs far less.
 
+`--serve` adds the same grade through `abgrade serve` (grader/serve/): a server started
+before the rounds (its start is not measured: a student iterating or a CI job pays it
+once), the grade's client timed end to end; its CPU is the client's plus the forked
+child's, read from the server's reaped children (/proc/PID/stat).
+
 `--python PATH` adds the same grade and the two starts run by another interpreter, e.g.
 a venv's where abgrade was installed with a plain `pip install .` (not editable: an
 editable install's import hook makes every start of that venv's Python slower, the
@@ -18,7 +23,7 @@ the code in DIR (another commit, unpacked with `git archive COMMIT | tar -x -C D
 by the same interpreter from DIR, whose `grader` then comes first on the path: a change
 measured against the code before it, in the same rounds.
 
-    python bench/bench_tree.py [--rounds 11] [--python PATH] [--base DIR] [SUBMISSION]
+    python bench/bench_tree.py [--rounds 11] [--serve] [--python PATH] [--base DIR] [SUBMISSION]
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import importlib.util
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,7 +96,9 @@ def main() -> None:
     parser.add_argument("--rounds", "--runs", type=int, default=11)
     parser.add_argument("--python", help="another interpreter with abgrade installed: its grade and two starts too")
     parser.add_argument("--base", type=Path, help="a folder with another commit's code: its grade too")
+    parser.add_argument("--serve", action="store_true", help="the same grade through a running `abgrade serve` too")
     args = parser.parse_args()
+    ENV["ABGRADE_SERVER"] = "0"  # the cold contenders never meet a server (--serve's has its own)
     plans = get_lab("tree").plans(load_spec(spec_path("tree")), SEED)
     requests = [p.request for p in plans]
     calls = sum(len(r["calls"]) for r in requests)
@@ -122,7 +130,15 @@ def main() -> None:
         contenders["base graded"] = _with_cpu(
             cpu, "base graded", _timer_in(args.base.resolve(), [sys.executable, *grade])
         )
-    times = interleave(contenders, args.rounds)
+    server = None
+    if args.serve:
+        server = _Server([sys.executable, *grade])
+        contenders["served"] = _with_cpu(cpu, "served", server.measure, lambda: server.child_cpu)
+    try:
+        times = interleave(contenders, args.rounds)
+    finally:
+        if server is not None:
+            server.stop()
     for path in folder.iterdir():
         path.unlink()
     folder.rmdir()
@@ -142,6 +158,16 @@ def main() -> None:
     print(f"  two `python -c pass`      {spread(cpus['two starts'], ' ms', 1000, 0)}")
     print(f"  abgrade grade             {spread(cpus['graded'], ' ms', 1000, 0)}")
     print(f"  graded / two starts       {spread(ratios(cpus['graded'], cpus['two starts']), 'x')}")
+    if server is not None:
+        served = times["served"]
+        print(f"  abgrade grade, served     {spread(served, ' ms', 1000, 0)}   (a server started before the rounds)")
+        print(f"  served / two starts       {spread(ratios(served, times['two starts']), 'x')}   (goal: <= 2.0x)")
+        print(f"  served / graded           {spread(ratios(served, graded), 'x')}")
+        print(f"  served / pytest           {spread(ratios(served, times['pytest']), 'x')}")
+        print(f"  CPU: served (client+child){spread(cpus['served'], ' ms', 1000, 0)}")
+        print(f"  CPU: of which the child   {spread(server.child_cpus[-args.rounds :], ' ms', 1000, 0)}")
+        print(f"  CPU: served / two starts  {spread(ratios(cpus['served'], cpus['two starts']), 'x')}")
+        print(f"  CPU: served / graded      {spread(ratios(cpus['served'], cpus['graded']), 'x')}")
     if args.python:
         other = times["other graded"]
         print(f"  {args.python}:")
@@ -160,7 +186,9 @@ def main() -> None:
         print(f"  CPU: graded / base        {spread(ratios(cpus['graded'], cpus['base graded']), 'x')}")
 
 
-def _with_cpu(cpu: dict[str, list[float]], name: str, measure: Callable[[], float]) -> Callable[[], float]:
+def _with_cpu(
+    cpu: dict[str, list[float]], name: str, measure: Callable[[], float], extra: Callable[[], float] = lambda: 0.0
+) -> Callable[[], float]:
     """`measure`, also noting the CPU time its runs took (the children's user + sys time,
     which a process tree's waited-for descendants add to): on a shared machine the wall
     time mostly measures the others' load, the CPU time much less so."""
@@ -169,7 +197,8 @@ def _with_cpu(cpu: dict[str, list[float]], name: str, measure: Callable[[], floa
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         seconds = measure()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.setdefault(name, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        cpu.setdefault(name, []).append(spent + extra())
         return seconds
 
     return measured
@@ -188,6 +217,67 @@ def _timer_in(folder: Path, command: list[str]) -> Callable[[], float]:
         return seconds
 
     return measure
+
+
+class _Server:
+    """`abgrade serve` for the --serve contender: started (detached) before the rounds in a
+    folder of its own, with the very environment and folder its clients run in."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="bench-serve-", dir="/tmp")
+        self.env = {**ENV, "ABGRADE_SERVER": "1", "ABGRADE_SERVE_DIR": self.folder}
+        self.command = command
+        started = subprocess.run(
+            [sys.executable, "-m", "grader", "serve", "--detach", "--idle", "3600"],
+            capture_output=True,
+            text=True,
+            cwd=PROJECT,
+            env=self.env,
+            check=False,
+        )
+        if started.returncode != 0:
+            sys.exit(f"abgrade serve did not start: {started.stderr}")
+        self.pid = int(started.stdout.split("(pid ")[1].split(";")[0])
+        self.child_cpu = 0.0
+        self.child_cpus: list[float] = []  # per run, the warm-up's first
+
+    def measure(self) -> float:
+        """One grade through the server, its wall seconds; `child_cpu` is then the CPU
+        seconds of the child that ran it (and its students), which the server reaped."""
+        before = self._children_cpu()
+        start = time.perf_counter()
+        done = subprocess.run(self.command, capture_output=True, text=True, cwd=PROJECT, env=self.env, check=False)
+        seconds = time.perf_counter() - start
+        if done.returncode not in (0, 1) or "Traceback" in done.stderr:
+            sys.exit(f"the served grade failed:\n{done.stderr}")
+        self.child_cpu = self._children_cpu(settled=True) - before
+        self.child_cpus.append(self.child_cpu)
+        return seconds
+
+    def _children_cpu(self, settled: bool = False) -> float:
+        """The server's reaped children's user + sys seconds (once none is left running)."""
+        end = time.monotonic() + 10
+        while settled and time.monotonic() < end:
+            try:
+                with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
+                    if not handle.read().split():
+                        break
+            except OSError:
+                break
+            time.sleep(0.005)
+        with open(f"/proc/{self.pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "grader", "serve", "--stop"],
+            capture_output=True,
+            cwd=PROJECT,
+            env=self.env,
+            check=False,
+        )
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 LOAD_BEFORE = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -54,10 +54,25 @@ def _show_version() -> type[argparse.Action]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a reader that closes our output early (`abgrade ... | head`) ends
-    it quietly, without a traceback, whatever the command was doing. A plain grade of a
-    `.py` spawns its student's worker before anything else is imported (grade_early.py);
-    one that no grade took is closed here, however the command ends."""
+    """The command line's entry point: a running `abgrade serve` of this installation
+    runs the command when it can (grader/serve/client.py, with almost nothing imported:
+    no server, or any doubt, and it runs here as before); `run` otherwise. Only a real
+    command line (`argv` None) is handed over; `ABGRADE_SERVER=0` never is."""
+    if argv is None:
+        from .serve.client import served
+
+        code = served(sys.argv)
+        if code is not None:
+            return code
+    return run(argv)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run one command here; a reader that closes our output early (`abgrade ... | head`)
+    ends it quietly, without a traceback, whatever the command was doing. A plain grade of
+    a `.py` spawns its student's worker before anything else is imported (grade_early.py);
+    one that no grade took is closed here, however the command ends. (A server's child
+    calls this for the client's command: grader/serve/handover.py.)"""
     from .commands import grade_early
 
     try:

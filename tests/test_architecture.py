@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"grading", "lab_setup"},
     {"demo", "spec_check"},
     {"course", "batch"},
+    {"serve"},  # the warm grader: the CLI's client (cli.py) and the `serve` command use it; it names what it preloads
     {"commands"},
     {"cli", "pytest_plugin"},
     {"__main__"},

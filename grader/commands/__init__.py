@@ -22,6 +22,7 @@ COMMANDS = (
     "cluster",
     "student_wheel",
     "lab",
+    "serve",
 )
 
 

@@ -82,6 +82,11 @@ EXAMPLES: dict[str, str] = {
   abgrade cluster certs creds/ --days 30 --force""",
     "student-wheel": """\
   abgrade student-wheel -o ci                 # in a checkout of abgrade: the wheel students install""",
+    "serve": """\
+  abgrade serve --detach                      # a warm grader in the background (15 min idle)
+  abgrade grade my_lab.py --lab tree          # now forked from it: the same output, sooner
+  abgrade serve --status
+  abgrade serve --stop""",
     "lab": """\
   abgrade lab new pebbles""",
     "lab new": """\

@@ -1,0 +1,407 @@
+"""`abgrade serve` (grader/serve/, issue 26 goal 1): a grade forked from a running server
+is the cold grade, byte for byte; anything that could make it differ (another
+environment, changed code, another user) sends the client down the cold path; the
+server detaches cleanly, stops, idles out, refuses a folder that is not its own alone;
+a client killed or interrupted mid-grade leaves no student behind. Real servers, real
+gradings (a few), each server stopped in a `finally`."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox.first_spawn import FIRST_UID, LEASE_DIR, POOL_SIZE
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT = FIXTURES.parent.parent
+WAIT = 120.0  # the grader's own limits with a margin for a loaded machine: never a measured time
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The environment for the server and its clients alike: the test's without pytest's
+    own variables (PYTEST_CURRENT_TEST changes between a fixture and its test)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+    env.pop("ABGRADE_SERVER", None)
+    env.update(extra)
+    return env
+
+
+def abgrade(*words: object, env: dict[str, str], cwd: Path, **options: object) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, words)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+class Served:
+    """A detached server for the test's folder, and how to ask it."""
+
+    def __init__(self, folder: Path, idle: float = 600, **extra: str) -> None:
+        self.folder = folder
+        self.cwd = folder / "run"  # on sys.path (`python -m`): a file written there makes the server stale
+        self.cwd.mkdir(exist_ok=True)
+        self.env = environment(ABGRADE_SERVE_DIR=str(folder / "s"), **extra)
+        started = abgrade("serve", "--detach", "--idle", idle, env=self.env, cwd=self.cwd)
+        assert started.returncode == 0, started.stderr
+        found = re.search(r"serving at (\S+) \(pid (\d+)", started.stdout)
+        assert found, started.stdout
+        self.socket, self.pid = found[1], int(found[2])
+
+    def counts(self) -> tuple[int, int]:
+        """(grades served, grades sent cold) so far."""
+        said = abgrade("serve", "--status", env=self.env, cwd=self.cwd).stdout
+        found = re.search(r"(\d+) served, (\d+) sent cold", said)
+        assert found, said
+        return int(found[1]), int(found[2])
+
+    def stop(self) -> None:
+        abgrade("serve", "--stop", env=self.env, cwd=self.cwd)
+        wait_gone(self.pid)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pid: int) -> None:
+    end = time.monotonic() + WAIT
+    while alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not alive(pid), f"process {pid} is still running"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process under `pid`, found through /proc's parent links."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    fields = handle.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, of in parents.items() if of == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def student_uid_under(pid: int) -> int | None:
+    for child in descendants(pid):
+        try:
+            uid = os.stat(f"/proc/{child}").st_uid
+        except OSError:
+            continue
+        if FIRST_UID <= uid < FIRST_UID + POOL_SIZE:
+            return uid
+    return None
+
+
+@pytest.fixture(scope="module")
+def folder() -> Iterator[Path]:
+    """A short folder (a socket's path holds 107 bytes) with the submissions to grade."""
+    made = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(folder: Path) -> Iterator[Served]:
+    running = Served(folder)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def notebook(folder: Path) -> Path:
+    from tests.notebook_builder import notebook_from_py
+
+    return notebook_from_py(FIXTURES / "tree" / "bug_strict_cutoff.py", folder / "tree_bug.ipynb")
+
+
+CASES = [
+    ("tree", "tree/correct_fail_hard.py"),
+    ("tree", "tree/bug_strict_cutoff.py"),
+    ("negamax", "negamax/fail_hard.py"),
+    ("negamax", "negamax/first_successor.py"),
+    ("tree", "notebook"),
+    ("examples/labs/nim", "examples/labs/nim/variants/fail_hard.py"),  # a lab folder: its modules load in the child
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("lab", "name"), CASES)
+def test_a_served_grade_is_the_cold_grade_byte_for_byte(server: Served, lab: str, name: str) -> None:
+    submission = notebook(server.folder) if name == "notebook" else FIXTURES / name
+    if lab.startswith("examples/"):
+        submission, lab = PROJECT / name, str(PROJECT / lab)
+    before = server.counts()
+    runs = {}
+    for way, env in (("served", server.env), ("cold", {**server.env, "ABGRADE_SERVER": "0"})):
+        out = server.folder / f"{way}.json"
+        runs[way] = abgrade("grade", submission, "--lab", lab, "--json", out, env=env, cwd=server.cwd)
+        runs[way].results = json.loads(out.read_text())  # type: ignore[attr-defined]
+        runs[way].results.pop("execution_time", None)  # type: ignore[attr-defined]
+    served, cold = runs["served"], runs["cold"]
+    assert served.stdout == cold.stdout and served.stderr == cold.stderr
+    assert served.returncode == cold.returncode == (0 if "correct" in name or name.endswith("fail_hard.py") else 1)
+    assert served.results == cold.results  # type: ignore[attr-defined]
+    assert server.counts() == (before[0] + 1, before[1])  # the server took the first, not the second
+
+
+def test_another_environment_or_folder_on_the_path_grades_cold_with_the_same_result(server: Served) -> None:
+    submission = FIXTURES / "tree" / "bug_strict_cutoff.py"
+    other_tmp = server.folder / "tmp"
+    other_tmp.mkdir(exist_ok=True)
+    served_count, cold_count = server.counts()
+    elsewhere = abgrade(
+        "grade", submission, "--lab", "tree", env={**server.env, "TMPDIR": str(other_tmp)}, cwd=server.cwd
+    )
+    usual = abgrade("grade", submission, "--lab", "tree", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd)
+    assert (elsewhere.stdout, elsewhere.returncode) == (usual.stdout, usual.returncode) and usual.returncode == 1
+    assert server.counts() == (served_count, cold_count + 1)
+    # `python -m` puts the current folder first on sys.path: another folder is another path
+    moved = abgrade("grade", submission, "--lab", "tree", env=server.env, cwd=other_tmp)
+    assert (moved.stdout, moved.returncode) == (usual.stdout, usual.returncode)
+    assert server.counts() == (served_count, cold_count + 2)
+
+
+def test_a_stale_server_is_not_used_and_exits(tmp_path: Path) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
+    watched = folder / "watched.py"
+    watched.write_text("# one\n")
+    server = Served(folder, ABGRADE_SERVE_WATCH=str(watched))
+    try:
+        watched.write_text("# changed\n")
+        submission = FIXTURES / "tree" / "correct_fail_hard.py"
+        graded = abgrade("grade", submission, "--lab", "tree", env=server.env, cwd=server.cwd)
+        assert graded.returncode == 0 and "Score:" in graded.stdout and not graded.stderr
+        wait_gone(server.pid)
+        assert not os.path.exists(server.socket)
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_socket_folder_open_to_others_or_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    open_folder = tmp_path / "open"
+    open_folder.mkdir(mode=0o755)
+    os.chmod(open_folder, 0o755)
+    env = environment(ABGRADE_SERVE_DIR=str(open_folder))
+    refused = abgrade("serve", "--idle", "5", env=env, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and str(open_folder) in refused.stderr and "chmod 700" in refused.stderr
+    os.chmod(open_folder, 0o700)
+    os.chown(open_folder, 65534, 65534)
+    refused = abgrade("serve", "--idle", "5", env=env, cwd=tmp_path)
+    assert refused.returncode == 2 and "belongs to uid 65534" in refused.stderr
+    # a client with such a folder grades cold, without a word
+    graded = abgrade("grade", FIXTURES / "tree" / "correct_fail_hard.py", "--lab", "tree", "-q", env=env, cwd=tmp_path)
+    assert graded.returncode == 0 and not graded.stderr
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") or not os.path.exists("/usr/bin/python3"), reason="needs setpriv")
+def test_a_client_of_another_uid_is_refused(server: Served) -> None:
+    # open the way to the socket (the folder is 0700: no other uid even reaches it)
+    os.chmod(server.folder, 0o711)
+    os.chmod(os.path.dirname(server.socket), 0o711)
+    os.chmod(server.socket, 0o777)
+    probe = (
+        "import socket, struct, marshal, sys\n"
+        "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+        "head = s.recv(4); (n,) = struct.unpack('!I', head); data = b''\n"
+        "while len(data) < n: data += s.recv(n - len(data))\n"
+        "print(marshal.loads(data))\n"
+    )
+    try:
+        asked = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-I", "-c", probe]
+            + [server.socket],
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+    finally:
+        os.chmod(server.socket, 0o600)
+        os.chmod(os.path.dirname(server.socket), 0o700)
+        os.chmod(server.folder, 0o700)
+    assert asked.stdout.strip() == "('cold', 'another user')", asked.stderr
+
+
+@pytest.mark.timing
+def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_out() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
+    servers: list[Served] = []
+    try:
+        servers.append(Served(folder))  # `serve --detach` with capture_output, under a timeout: it returned
+        second = abgrade("serve", "--detach", env=servers[0].env, cwd=servers[0].cwd)
+        assert second.returncode == 2 and "already running" in second.stderr and second.stderr.count("\n") == 1
+        stopped = abgrade("serve", "--stop", env=servers[0].env, cwd=servers[0].cwd)
+        assert stopped.returncode == 0 and f"pid {servers[0].pid}" in stopped.stdout
+        assert not alive(servers[0].pid) and not os.path.exists(servers[0].socket)
+
+        servers.append(Served(folder, idle=1))
+        wait_gone(servers[1].pid)
+        assert not os.path.exists(servers[1].socket)
+        said = abgrade("serve", "--status", env=servers[1].env, cwd=servers[1].cwd)
+        assert said.returncode == 1 and "no server" in said.stdout
+    finally:
+        for server in servers:
+            server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+LOOPING = "def alphabeta(node, alpha, beta, max_player):\n    while True:\n        pass\n"
+
+
+@pytest.mark.timing
+def test_a_client_killed_mid_grade_leaves_no_student_and_its_uid_released(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        uid = None
+        end = time.monotonic() + WAIT
+        while uid is None and time.monotonic() < end and client.poll() is None:
+            uid = student_uid_under(server.pid)
+            time.sleep(0.02)
+        assert uid is not None, "no student process under the server"
+    finally:
+        client.kill()
+        client.wait()
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []
+    fd = os.open(os.path.join(LEASE_DIR, str(uid)), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no grader holds it (another may lease it since: retried)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BlockingIOError:
+        pytest.skip("the uid was leased again by another grading meanwhile")
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.timing
+def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + WAIT
+    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
+        time.sleep(0.02)
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=WAIT)
+    assert client.returncode == 130 and stderr.strip().endswith("abgrade: interrupted")
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []
+
+
+@pytest.mark.timing
+def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + WAIT
+    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
+        time.sleep(0.02)
+    with open(f"/proc/{server.pid}/task/{server.pid}/children") as handle:
+        (child,) = map(int, handle.read().split())
+    os.kill(child, signal.SIGKILL)
+    stdout, stderr = client.communicate(timeout=WAIT)
+    assert client.returncode == 3 and stderr.count("\n") == 1 and "ended without finishing" in stderr
+    assert "Traceback" not in stdout + stderr
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []
+
+
+def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> None:
+    submission = FIXTURES / "tree" / "bug_strict_cutoff.py"
+    before = server.counts()
+    command = [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"]
+    clients = [
+        subprocess.Popen(command, env=server.env, cwd=server.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    served = [(*client.communicate(timeout=WAIT), client.returncode) for client in clients]
+    cold = abgrade("grade", submission, "--lab", "tree", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd)
+    assert served[0] == served[1] == (cold.stdout.encode(), cold.stderr.encode(), cold.returncode)
+    assert server.counts() == (before[0] + 2, before[1])
+
+
+@pytest.mark.timing
+def test_sigterm_on_the_client_ends_the_grade_and_the_client_by_sigterm_as_cold(server: Served) -> None:
+    submission = server.folder / "loops.py"
+    submission.write_text(LOOPING)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
+        env=server.env,
+        cwd=server.cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    end = time.monotonic() + WAIT
+    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
+        time.sleep(0.02)
+    client.terminate()
+    _, stderr = client.communicate(timeout=WAIT)
+    assert client.returncode == -signal.SIGTERM and not stderr  # a cold grader has no SIGTERM handler either
+    end = time.monotonic() + WAIT
+    while descendants(server.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert descendants(server.pid) == []
