@@ -1365,3 +1365,48 @@ def test_picture_shows_the_diagnoses_with_their_hints_and_skips_tests_that_never
     )
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "Likely causes: classic bugs diagnosed (students)" in texts and "strict_cutoff" in texts
+
+
+class InProcess:
+    """An executor that runs each job in this process, one after the other (the runner's
+    bookkeeping alone, without a pool)."""
+
+    workers = 1
+    where = "this process"
+
+    def run(self, jobs, task, deadline, on_result, on_tick) -> None:
+        for job in jobs:
+            on_result(JobResult(job, value=task(job.path), seconds=0.01))
+
+
+class OnePassedTest:
+    def __call__(self, path: Path) -> GradeReport:
+        return GradeReport("tree", path.name, [GradedTest("load", "load", 1, True)])
+
+
+def test_ctrl_c_between_a_grades_row_and_its_progress_line_counts_the_row(tmp_path, tree_spec, monkeypatch):
+    """Ctrl-C that lands after the sixth row is written but before its progress line (here:
+    while its feedback files are written) says 6 were recorded, as the gradebook holds."""
+    import grader.batch.runner as runner
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for number in range(10):
+        (folder / f"s{number}.py").write_text("x = 1\n")
+    written = runner.write_recorded_feedback
+    calls = []
+
+    def interrupted_at_the_sixth(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        written(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "write_recorded_feedback", interrupted_at_the_sixth)
+    stream = io.StringIO()
+    options = BatchOptions(folder, tmp_path / "out", jobs=1, seed=SEED)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, get_lab("tree"), tree_spec, stream, OnePassedTest(), InProcess())
+    assert len(rows(options.out, "SELECT student FROM submissions")) == 6
+    assert stream.getvalue().count("\n[") + stream.getvalue().startswith("[") == 5  # five progress lines
+    assert "abgrade batch: interrupted after 6 of 10;" in stream.getvalue()

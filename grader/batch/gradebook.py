@@ -429,6 +429,12 @@ class Gradebook:
         with self._transaction():
             self.db.execute("UPDATE runs SET status = ?, ended = ? WHERE id = ?", (status, _now(), run_id))
 
+    def recorded_in_run(self, run_id: int) -> int:
+        """How many grades (and grading errors) run `run_id` has written: each is committed
+        on its own, so this is exact whenever it is asked, an interrupt included."""
+        row = self.db.execute("SELECT COUNT(*) FROM submissions WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0])
+
     def last_seed(self, spec: Spec) -> int | None:
         """The seed of the latest run of this lab and spec, so that a resumed or
         incremental run gives the students it grades the same hidden cases."""

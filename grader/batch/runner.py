@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -193,6 +194,16 @@ def resume_advice(options: BatchOptions, seed: int) -> str:
     return f"to grade the rest with the same seed, run the same command without --regrade (seed {seed})"
 
 
+def recorded_count(book: Gradebook, run_id: int, shown: int) -> int:
+    """How many submissions an interrupted run has recorded: counted in the gradebook, not
+    from the progress lines (an interrupt between a row's write and its line would say one
+    fewer than the gradebook holds); `shown` (the lines) if the gradebook can't say."""
+    try:
+        return book.recorded_in_run(run_id)
+    except sqlite3.Error:
+        return shown
+
+
 def run_batch(
     options: BatchOptions,
     lab: Lab,
@@ -315,8 +326,8 @@ def _grade_class(
         progress.close()
         book.end_run(run_id, "interrupted")
         print(
-            f"abgrade batch: interrupted after {progress.done} of {queued}; every finished submission "
-            f"is in the gradebook; {resume_advice(options, seed)}",
+            f"abgrade batch: interrupted after {recorded_count(book, run_id, progress.done)} of {queued}; every "
+            f"finished submission is in the gradebook; {resume_advice(options, seed)}",
             file=stream,
         )
         raise
