@@ -1410,3 +1410,9 @@ def test_ctrl_c_between_a_grades_row_and_its_progress_line_counts_the_row(tmp_pa
     assert len(rows(options.out, "SELECT student FROM submissions")) == 6
     assert stream.getvalue().count("\n[") + stream.getvalue().startswith("[") == 5  # five progress lines
     assert "abgrade batch: interrupted after 6 of 10;" in stream.getvalue()
+    sixth = options.out / "feedback" / f"{calls[5][2]}.md"
+    assert not sixth.exists()  # the interrupt cut its feedback short: the next run's end writes it
+
+    monkeypatch.setattr(runner, "write_recorded_feedback", written)
+    again = run_batch(options, get_lab("tree"), tree_spec, io.StringIO(), OnePassedTest(), InProcess())
+    assert again.graded_now == 4 and sixth.exists()
