@@ -1416,3 +1416,26 @@ def test_ctrl_c_between_a_grades_row_and_its_progress_line_counts_the_row(tmp_pa
     monkeypatch.setattr(runner, "write_recorded_feedback", written)
     again = run_batch(options, get_lab("tree"), tree_spec, io.StringIO(), OnePassedTest(), InProcess())
     assert again.graded_now == 4 and sixth.exists()
+
+
+class SaysIfTheStudentSeedIsRemembered:
+    """Passes its one test when this grader process had the students' seed value derived
+    already as it took its first submission (seeding's memo, inherited from the batch process)."""
+
+    def __call__(self, path: Path) -> GradeReport:
+        from grader.seeding import _student_seed
+
+        remembered = _student_seed.cache_info().currsize > 0
+        return GradeReport("tree", path.name, [GradedTest("remembered", "load", 1, remembered)])
+
+
+def test_the_grader_processes_of_a_batch_inherit_the_students_seed_value(tmp_path, tree_spec):
+    """A secret seed's scrypt (about 0.1 s of a core) is done once, in the batch process
+    before its pool forks, not once more in every grader process on its first grading."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.py").write_text("x = 1\n")
+    options = BatchOptions(folder, tmp_path / "out", jobs=1, seed=SEED)
+    forked = threading.active_count() == 1  # the pool forks from a process with one thread, else uses a fork server
+    run_batch(options, get_lab("tree"), tree_spec, io.StringIO(), SaysIfTheStudentSeedIsRemembered())
+    assert scores(options.out) == {"ann": ("graded", 1.0 if forked else 0.0)}
