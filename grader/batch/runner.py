@@ -291,9 +291,14 @@ def _grade_class(
     chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
     seed = chosen_seed.value
     warming = warm_student_seed(chosen_seed) if isinstance(executor, LocalPool) else None
-    lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
-    hints = lab.hints(spec)  # the classic bugs in the words of the spec's course (its conventions)
-    chosen = chosen_students(options, book, spec.lab, found)
+    try:
+        lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
+        hints = lab.hints(spec)  # the classic bugs in the words of the spec's course (its conventions)
+        chosen = chosen_students(options, book, spec.lab, found)
+    except BaseException:
+        if warming is not None:  # nothing of this run outlives its error
+            warming.join()
+        raise
     everyone = found.submissions(notebooks_first=True)
     if chosen is None:
         queued = found.enqueue(
