@@ -1365,3 +1365,80 @@ def test_picture_shows_the_diagnoses_with_their_hints_and_skips_tests_that_never
     )
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert "Likely causes: classic bugs diagnosed (students)" in texts and "strict_cutoff" in texts
+
+
+class InProcess:
+    """An executor that runs each job in this process, one after the other (the runner's
+    bookkeeping alone, without a pool)."""
+
+    workers = 1
+    where = "this process"
+
+    def run(self, jobs, task, deadline, on_result, on_tick) -> None:
+        for job in jobs:
+            on_result(JobResult(job, value=task(job.path), seconds=0.01))
+
+
+class OnePassedTest:
+    def __call__(self, path: Path) -> GradeReport:
+        return GradeReport("tree", path.name, [GradedTest("load", "load", 1, True)])
+
+
+def test_ctrl_c_between_a_grades_row_and_its_progress_line_counts_the_row(tmp_path, tree_spec, monkeypatch):
+    """Ctrl-C that lands after the sixth row is written but before its progress line (here:
+    while its feedback files are written) says 6 were recorded, as the gradebook holds."""
+    import grader.batch.runner as runner
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for number in range(10):
+        (folder / f"s{number}.py").write_text("x = 1\n")
+    written = runner.write_recorded_feedback
+    calls = []
+
+    def interrupted_at_the_sixth(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        written(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "write_recorded_feedback", interrupted_at_the_sixth)
+    stream = io.StringIO()
+    options = BatchOptions(folder, tmp_path / "out", jobs=1, seed=SEED)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, get_lab("tree"), tree_spec, stream, OnePassedTest(), InProcess())
+    assert len(rows(options.out, "SELECT student FROM submissions")) == 6
+    assert stream.getvalue().count("\n[") + stream.getvalue().startswith("[") == 5  # five progress lines
+    assert "abgrade batch: interrupted after 6 of 10;" in stream.getvalue()
+    sixth = options.out / "feedback" / f"{calls[5][2]}.md"
+    assert not sixth.exists()  # the interrupt cut its feedback short: the next run's end writes it
+
+    monkeypatch.setattr(runner, "write_recorded_feedback", written)
+    again = run_batch(options, get_lab("tree"), tree_spec, io.StringIO(), OnePassedTest(), InProcess())
+    assert again.graded_now == 4 and sixth.exists()
+
+
+class SaysIfTheStudentSeedIsRemembered:
+    """Passes its one test when this grader process had the students' seed value derived
+    already as it took its first submission (seeding's memo, inherited from the batch process)."""
+
+    def __call__(self, path: Path) -> GradeReport:
+        from grader.seeding import _student_seed
+
+        remembered = _student_seed.cache_info().currsize > 0
+        return GradeReport("tree", path.name, [GradedTest("remembered", "load", 1, remembered)])
+
+
+def test_the_grader_processes_of_a_batch_inherit_the_students_seed_value(tmp_path, tree_spec):
+    """A secret seed's scrypt (about 0.1 s of a core) is done once, in the batch process
+    before its pool forks, not once more in every grader process on its first grading."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.py").write_text("x = 1\n")
+    options = BatchOptions(folder, tmp_path / "out", jobs=1, seed=SEED)
+    for thread in threading.enumerate():  # a batch before this one (its seed's thread joined on every path)
+        if thread.name == "abgrade-student-seed":
+            thread.join()
+    forked = threading.active_count() == 1  # the pool forks from a process with one thread, else uses a fork server
+    run_batch(options, get_lab("tree"), tree_spec, io.StringIO(), SaysIfTheStudentSeedIsRemembered())
+    assert scores(options.out) == {"ann": ("graded", 1.0 if forked else 0.0)}

@@ -475,3 +475,36 @@ def test_bad_rosters_name_the_file_line_and_fix(tmp_path, text, where):
     with pytest.raises(UsageError) as caught:
         read_roster(tmp_path / "roster.csv")
     assert str(caught.value).startswith(f"{tmp_path / 'roster.csv'}{where}"), str(caught.value)
+
+
+def traced_openings(monkeypatch) -> list[str]:
+    """The SQL statements of every connection opened from now on (sqlite3's trace callback)."""
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        connection = connect(*args, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    return statements
+
+
+def test_a_new_gradebooks_tables_are_made_in_one_transaction(tmp_path, monkeypatch):
+    """One commit (one sync of the disk) for all of a new gradebook's tables and its schema
+    version, not one per table; opened again, the same statements change nothing."""
+    statements = traced_openings(monkeypatch)
+    Gradebook(tmp_path / "gradebook.sqlite").close()
+    made = [i for i, s in enumerate(statements) if s.lstrip().upper().startswith("CREATE")]
+    begins = [i for i, s in enumerate(statements) if s.strip().upper().startswith("BEGIN")]
+    commits = [i for i, s in enumerate(statements) if s.strip().upper().startswith("COMMIT")]
+    assert len(made) >= 10
+    assert any(b < made[0] for b in begins)
+    last_begin = max(b for b in begins if b < made[0])
+    assert [c for c in commits if c > last_begin][0] > made[-1]  # no commit between the first table and the last
+    with closing(sqlite3.connect(tmp_path / "gradebook.sqlite")) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
+    again = Gradebook(tmp_path / "gradebook.sqlite")
+    assert again.db.total_changes == 0
+    again.close()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sqlite3
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from ..lab_setup import UsageError
 from ..labs import Lab
 from ..results import GradeReport
 from ..sandbox.deadline import backstop
-from ..seeding import Seed, draw_seed
+from ..seeding import Seed, draw_seed, student_seed
 from ..spec import Spec
 from .classlist import ClassList
 from .discovery import Submission, clean_name
@@ -193,6 +195,38 @@ def resume_advice(options: BatchOptions, seed: int) -> str:
     return f"to grade the rest with the same seed, run the same command without --regrade (seed {seed})"
 
 
+def warm_student_seed(seed: Seed) -> threading.Thread:
+    """Derive the value the students' random generators are seeded with (a secret seed's
+    scrypt: about 0.1 s of one core, seeding.student_seed) on a thread of this process
+    while it prepares the run (scrypt runs outside the interpreter lock, on the core the
+    batch's own start leaves idle). Joined before the pool starts, so that the grader
+    processes forked from this process find it remembered: without it each of them
+    derived it on its first grading, before its first student could start (one scrypt
+    per grader process; the same value). Only for the local pool: grader processes
+    started otherwise (its fork server, when this process has other threads; Dask's
+    workers) derive it themselves, as before. A failure here is left to them."""
+    thread = threading.Thread(target=_derive_quietly, args=(seed,), name="abgrade-student-seed", daemon=True)
+    thread.start()
+    return thread
+
+
+def _derive_quietly(seed: Seed) -> None:
+    try:
+        student_seed(seed)
+    except Exception:  # noqa: BLE001, S110 - the grader process that needs it derives it again and says why
+        pass
+
+
+def recorded_count(book: Gradebook, run_id: int, shown: int) -> int:
+    """How many submissions an interrupted run has recorded: counted in the gradebook, not
+    from the progress lines (an interrupt between a row's write and its line would say one
+    fewer than the gradebook holds); `shown` (the lines) if the gradebook can't say."""
+    try:
+        return book.recorded_in_run(run_id)
+    except sqlite3.Error:
+        return shown
+
+
 def run_batch(
     options: BatchOptions,
     lab: Lab,
@@ -256,9 +290,15 @@ def _grade_class(
     killed = book.mark_killed()
     chosen_seed = choose_seed(book, spec, options.seed, options.regrade, options.configured_seed)
     seed = chosen_seed.value
-    lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
-    hints = lab.hints(spec)  # the classic bugs in the words of the spec's course (its conventions)
-    chosen = chosen_students(options, book, spec.lab, found)
+    warming = warm_student_seed(chosen_seed) if isinstance(executor, LocalPool) else None
+    try:
+        lab.plans(spec, seed)  # a broken spec raises SpecError here, before any worker starts
+        hints = lab.hints(spec)  # the classic bugs in the words of the spec's course (its conventions)
+        chosen = chosen_students(options, book, spec.lab, found)
+    except BaseException:
+        if warming is not None:  # nothing of this run outlives its error
+            warming.join()
+        raise
     everyone = found.submissions(notebooks_first=True)
     if chosen is None:
         queued = found.enqueue(
@@ -310,13 +350,15 @@ def _grade_class(
     try:
         hidden = (folder, options.out.resolve(), found.folder)  # the class list names every student's file
         task = task or GradeTask(lab.name, spec, chosen_seed, hidden=hidden, temp_root=scratch, lab=lab)
+        if warming is not None:  # before the pool: its grader processes are forked with the value remembered
+            warming.join()
         executor.run(jobs(), task, deadline, record, progress.tick)
     except BaseException:
         progress.close()
         book.end_run(run_id, "interrupted")
         print(
-            f"abgrade batch: interrupted after {progress.done} of {queued}; every finished submission "
-            f"is in the gradebook; {resume_advice(options, seed)}",
+            f"abgrade batch: interrupted after {recorded_count(book, run_id, progress.done)} of {queued}; every "
+            f"finished submission is in the gradebook; {resume_advice(options, seed)}",
             file=stream,
         )
         raise
