@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -114,6 +114,10 @@ class FolderLab(Lab):
         return found
 
     # --- the Lab interface ----------------------------------------------------------------
+
+    def repeat_plan(self, candidates: Sequence[CasePlan]) -> CasePlan | None:
+        """The first visible case that is not a game against the student (its spec's first)."""
+        return candidates[0] if candidates else None
 
     def adopt(self, spec: Spec) -> Spec:
         digest = hashlib.sha256(f"{spec.digest}:{self.files.digest()}".encode()).hexdigest()[:16]
