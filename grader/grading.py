@@ -420,6 +420,8 @@ def _repeat_probe(session: Session, lab: Lab, spec: Spec, plans: list[CasePlan])
     """A visible case asked again once every case is in (the lab's pick, Lab.repeat_plan):
     its plan and the reply, or None. It changes no score: nothing here is judged, and a
     failure of the process here is no incident."""
+    if session.worker is None:  # the last case ended the process: a fresh one holds no state
+        return None
     plan = lab.repeat_plan([p for p in plans if p.play is None and not _hidden(spec, p)])
     if plan is None:
         return None
