@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .checks import Verdict
 from .checks.cause import explained
@@ -17,6 +17,7 @@ from .checks.limits import Incident, check_limits
 from .checks.load import check_load
 from .labs import CasePlan, Judgement, Lab
 from .labs.kit.observations import STUDENT_CPU
+from .labs.kit.state import STATE_HINT, STATE_KEPT, repeat_difference
 from .observations import sanitize_call, sanitize_load
 from .results import GradeReport, TestResult
 from .sandbox.channel import WorkerFailure
@@ -206,6 +207,7 @@ def _run_cases(
                 pending.append((plan, reply))
             else:
                 pending.append((plan, judges.submit(_sanitize_and_judge, lab, plan, reply)))
+        probe = _repeat_probe(session, lab, spec, plans)
         shrinking = _may_shrink(spec, plans)
         if not shrinking:  # the student's part is over: closing it overlaps the judging still under way
             _close_session(session, report, public)
@@ -225,7 +227,8 @@ def _run_cases(
         # the lab's hints only where a verdict failed (a passing grade doesn't import its classic bugs)
         failed = any(not verdict.passed for _, judgement in judged for verdict in judgement.verdicts.values())
         hints = lab.hints(spec) if failed else {}
-        per_plan = [_tests(spec, plan, judgement.verdicts, consistent, hints) for plan, judgement in judged]
+        kept = _state_kept(lab, probe, pending) if failed else None
+        per_plan = [_tests(spec, plan, judgement.verdicts, consistent, hints, kept) for plan, judgement in judged]
         for tests in per_plan:
             report.tests.extend(tests)
         _add_limits_test(report, spec, check_limits(incidents, len(plans)))
@@ -413,19 +416,54 @@ def _consistent_bugs(judgements: list[Judgement]) -> frozenset[str] | None:
     return consistent
 
 
+def _repeat_probe(session: Session, lab: Lab, spec: Spec, plans: list[CasePlan]) -> tuple[CasePlan, Any] | None:
+    """A visible case asked again once every case is in (the lab's pick, Lab.repeat_plan):
+    its plan and the reply, or None. It changes no score: nothing here is judged, and a
+    failure of the process here is no incident."""
+    if session.worker is None:  # the last case ended the process: a fresh one holds no state
+        return None
+    plan = lab.repeat_plan([p for p in plans if p.play is None and not _hidden(spec, p)])
+    if plan is None:
+        return None
+    reply = session.run(plan.request)
+    return None if isinstance(reply, WorkerFailure) else (plan, reply)
+
+
+def _state_kept(lab: Lab, probe: tuple[CasePlan, Any] | None, pending: list) -> str | None:
+    """What the repeated case answered otherwise than the first time (kit/state.py), or None."""
+    if probe is None:
+        return None
+    plan, reply = probe
+    first = next((outcome for p, outcome in pending if p is plan), None)
+    if first is None or isinstance(first, WorkerFailure):
+        return None
+    try:
+        calls, _ = first.result()
+        again = _sanitized_calls(lab, reply)
+    except Exception:  # noqa: BLE001 - a probe never fails a grading
+        return None
+    return repeat_difference(plan.case, calls, again)
+
+
 def _tests(
     spec: Spec,
     plan: CasePlan,
     verdicts: dict[str, Verdict],
     consistent: frozenset[str] | None = None,
     hints: Mapping[str, str] | None = None,
+    kept: str | None = None,
 ) -> list[TestResult]:
+    """The plan's tests; `kept`: what a case asked again answered otherwise (state kept
+    between calls), named on every failed test beside its classic bugs."""
     tests = []
     for kind in plan.kinds:
         policy = spec.policy(kind)
         points = plan.points.get(kind, policy.points if policy else 0.0)
         verdict = verdicts.get(kind) or Verdict.fail("not judged: the observer sent nothing for this check.")
         diagnoses = [d for d in verdict.diagnoses if consistent is None or d in consistent]
+        if kept and not verdict.passed:
+            diagnoses.append(STATE_KEPT)
+            hints = {**(hints or {}), STATE_KEPT: f"{STATE_HINT} {kept}"}
         output, cause = explained(verdict, diagnoses, hints or {})
         tests.append(
             TestResult(

@@ -43,6 +43,12 @@ class Rules:
     count_leaves: bool = False  # nodes_visited + 1 at finished boards, not per child
     increment_depth: bool = True  # `depth += 1` before the children
     detect_draw: bool = True  # game_over finishes a full board without a winner
+    # the textbook's fail-hard form (an accepted variant, `tictactoe_search._lab_search`):
+    # a cut answers the bound it cut on, and a node answers no less than alpha (MIN: no more
+    # than beta). Under `>=` it expands what the fail-soft search does; under a strict
+    # cut-off it expands more (the bound a child answers is not past the parent's bound),
+    # so a strict course's bugs are replayed in both forms (`bugs_for`)
+    fail_hard: bool = False
 
 
 LAB_RULES = Rules()
@@ -115,7 +121,7 @@ def hints_for(strict: bool = False) -> dict[str, str]:
         return dict(BUG_HINTS)
     return {
         bug.name: bug.hint
-        if bug is INCLUSIVE_CUTOFF
+        if bug.name == INCLUSIVE_CUTOFF.name
         else bug.hint.replace("maxUtility >= beta (minUtility <= alpha)", "maxUtility > beta (minUtility < alpha)")
         for bug in bugs_for(strict)
     }
@@ -127,11 +133,19 @@ def bugs_for(strict: bool = False) -> tuple[Bug, ...]:
     if not strict:
         return BUGS
     return tuple(
-        INCLUSIVE_CUTOFF
-        if bug.name == "strict_cutoff"
-        else Bug(bug.name, bug.hint, tuple(replace(rules, strict_cutoff=BOTH) for rules in bug.variants))
+        _with_fail_hard(
+            INCLUSIVE_CUTOFF
+            if bug.name == "strict_cutoff"
+            else Bug(bug.name, bug.hint, tuple(replace(rules, strict_cutoff=BOTH) for rules in bug.variants))
+        )
         for bug in BUGS
     )
+
+
+def _with_fail_hard(bug: Bug) -> Bug:
+    """`bug` written fail-soft or fail-hard: a strict course's fail-hard search expands other
+    boards than its fail-soft search (Rules.fail_hard), so each form is a variant."""
+    return replace(bug, variants=(*bug.variants, *(replace(rules, fail_hard=True) for rules in bug.variants)))
 
 
 @dataclass
@@ -209,6 +223,7 @@ def replay(rules: Rules, function: str, board: str, args: Sequence[int], watch: 
         finished, _ = _game_over(node, rules)
         if finished:
             return None, _score(node, player, depth), nodes + 1 if rules.count_leaves else nodes
+        entry_alpha, entry_beta = alpha, beta
         if rules.increment_depth:
             depth += 1
         best = -INF if maximizing else INF
@@ -227,16 +242,18 @@ def replay(rules: Rules, function: str, board: str, args: Sequence[int], watch: 
                 if utility > best or (ties_max and utility == best):
                     choice, best = child, utility
                 if rules.prune and (best > beta if strict_max else best >= beta):
-                    break
+                    return choice, beta if rules.fail_hard else best, nodes
                 if best > alpha:
                     alpha = best
             else:
                 if utility < best or (ties_min and utility == best):
                     choice, best = child, utility
                 if rules.prune and (best < alpha if strict_min else best <= alpha):
-                    break
+                    return choice, alpha if rules.fail_hard else best, nodes
                 if best < beta:
                     beta = best
+        if rules.fail_hard:
+            best = max(best, entry_alpha) if maximizing else min(best, entry_beta)
         return choice, best, nodes
 
     start = parse(board)

@@ -132,9 +132,11 @@ def lab_maximize(
     return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, True, strict, fail_hard)
 
 
-def lab_minimize(board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False) -> LabSearchResult:
+def lab_minimize(
+    board, active_turn, player, depth, alpha, beta, nodes_visited, strict=False, fail_hard=False
+) -> LabSearchResult:
     """The skeleton's `minimize(matrix, active_turn, player, depth, alpha, beta, nodes_visited)`."""
-    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, maximizing=False, strict=strict)
+    return _run(board, active_turn, player, depth, alpha, beta, nodes_visited, False, strict, fail_hard)
 
 
 def lab_minimax(board, player, strict=False, fail_hard=False) -> LabSearchResult:

@@ -19,10 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from math import inf
+from typing import Any
 
 from reference.tree_search import COURSE_RULES, SearchResult, SearchRules, SearchTrace, run_search
 from reference.trees import GameTree, Number
 
+SENTINEL = 1000  # the finite "infinity" students hand a child most often, besides 10**9 and sys.maxsize
 COURSE_STARTS = (-inf, inf)  # a MAX node's best value starts at -inf, a MIN node's at +inf
 
 
@@ -36,6 +38,24 @@ class Bug:
     # other common ways of writing the same mistake that read differently (a bug that hands a
     # child a window with alpha >= beta: the cut-off tested on the bounds or on the value)
     also: tuple[SearchRules, ...] = ()
+
+
+def fail_hard_forms(**bug: Any) -> tuple[SearchRules, ...]:
+    """A window bug (`bug`: the SearchRules settings that make it) written in a fail-hard
+    search, each common way: the value clamped into the entry window after the loop
+    (`min(max(v, alpha0), beta0)`, or `max(alpha0, min(v, beta0))`: they part only on a
+    window with alpha > beta); the textbook's `if v >= beta: return beta` ... `return alpha`
+    (cut on the value, or on the bounds after `alpha = max(alpha, v)`); and `alpha =
+    max(alpha, alphabeta(...))` ... `return alpha` (which returns the value past a cut).
+    Under a swapped window each reads or returns otherwise than the others
+    (tests/test_diagnoses.py judges each on every case)."""
+    return (
+        SearchRules(fail="hard", **bug),
+        SearchRules(fail="hard", hard_returns="clamp_low_last", **bug),
+        SearchRules(fail="hard", hard_returns="textbook", cut_test="value", **bug),
+        SearchRules(fail="hard", hard_returns="textbook", **bug),
+        SearchRules(fail="hard", hard_returns="own_bound", **bug),
+    )
 
 
 BUGS: tuple[Bug, ...] = (
@@ -91,12 +111,19 @@ BUGS: tuple[Bug, ...] = (
         "window_swapped",
         SearchRules(child_window="swapped"),
         "Hand the window on in order: alphabeta(child, alpha, beta, not max_player), not (child, beta, alpha, ...).",
-        also=(SearchRules(child_window="swapped", cut_test="value"),),
+        also=(SearchRules(child_window="swapped", cut_test="value"), *fail_hard_forms(child_window="swapped")),
     ),
     Bug(
         "window_not_passed",
         SearchRules(child_window="full"),
-        "Pass your current alpha and beta to each child, not -inf and inf: below a node, prune on its bounds too.",
+        "Pass your current alpha and beta to each child, not a fresh window (-inf, inf): below a node, prune on its bounds too.",
+        # a big finite sentinel reads as infinity wherever every value is within it (10**9,
+        # sys.maxsize on the lab's cases); ±1000 doesn't hold the lab's huge values, so it
+        # is replayed as written, fail-soft or clamped into that window
+        also=(
+            SearchRules(child_window="full", full_window=SENTINEL),
+            SearchRules(child_window="full", full_window=SENTINEL, fail="hard"),
+        ),
     ),
     Bug(
         "late_cutoff",
@@ -107,6 +134,10 @@ BUGS: tuple[Bug, ...] = (
         "bound_updates_swapped",
         SearchRules(swap_updates=True),
         "A MAX node raises alpha (alpha = max(alpha, v)) and a MIN node lowers beta (beta = min(beta, v)), not the reverse.",
+        # fail-hard: the value clamped at the end (either way round reads alike here); the
+        # textbook's forms return a bound the node never moves under this bug (MAX's alpha),
+        # which no one writes on purpose, and are not replayed
+        also=(SearchRules(swap_updates=True, fail="hard"),),
     ),
 )
 

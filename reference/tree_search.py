@@ -54,13 +54,25 @@ class SearchRules:
     fail: Literal["soft", "hard"] = "soft"  # soft: return the best value found; hard: clamp it to the window
     # The settings below are only ever on in a classic bug's replay (reference/tree_bugs.py).
     child_window: Literal["passed", "swapped", "full"] = "passed"  # each child's window: (alpha, beta),
-    # (beta, alpha), or (-inf, inf) whatever the node's bounds
+    # (beta, alpha), or (-full_window, full_window) whatever the node's bounds
+    full_window: float = inf  # the "full" window's bound: infinity, or a sentinel such as 1000
     late_cutoff: bool = False  # test the cut-off on the bounds before the child just read: one child late
     swap_updates: bool = False  # MAX nodes lower beta and MIN nodes raise alpha
     # "bounds": cut once alpha (cutoff) beta; "value" (AIMA's `if v >= beta: return v`): a MAX node
     # once its value (cutoff) beta, a MIN node once alpha (cutoff) its value. The same unless a
     # node is entered with alpha >= beta, which only a bug's window does.
     cut_test: Literal["bounds", "value"] = "bounds"
+    # what a fail-hard search (`fail="hard"`) returns, in the common ways of writing one (the
+    # settings other than "clamp" are only ever on in a bug's replay). In a correct search
+    # they return the same, except "own_bound" past a cut (its bound there is the value, as
+    # fail-soft returns); they part where a bug's window or bound updates leave alpha >= beta
+    # on entry or a bound the node never moves, so a fail-hard bug reads and returns otherwise:
+    # "clamp": min(max(best, entry alpha), entry beta) after the loop;
+    # "clamp_low_last": max(min(best, entry beta), entry alpha), the clamp the other way round;
+    # "own_bound": MAX returns its alpha, MIN its beta (`alpha = max(alpha, child)` ... `return alpha`);
+    # "textbook": at a cut MAX returns its beta and MIN its alpha, else MAX its alpha and MIN its
+    # beta (`if v >= beta: return beta` ... `return alpha`)
+    hard_returns: Literal["clamp", "clamp_low_last", "own_bound", "textbook"] = "clamp"
 
     def cuts(self, alpha: float, beta: float) -> bool:
         if self.cutoff == ">=":
@@ -139,12 +151,14 @@ def _search(
     raises_alpha = max_player != rules.swap_updates
     # a bug's replay only: the course's search takes none of these branches
     passes_window, late, on_bounds = rules.child_window == "passed", rules.late_cutoff, rules.cut_test == "bounds"
+    cut = False
     for child in children:
         if passes_window:
             value = _search(tree, child, alpha, beta, child_is_max, rules, trace)
         else:
             value = _search(tree, child, *_child_window(rules, alpha, beta), child_is_max, rules, trace)
         if late and _cuts(rules, max_player, alpha, beta, best):
+            cut = True
             break  # the bounds of the children before this one would have cut before reading it
         best = max(best, value) if max_player else min(best, value)
         if raises_alpha:
@@ -154,11 +168,33 @@ def _search(
             beta = min(beta, best)
         trace.alphas_betas.append((node, alpha, beta))
         if not late and (rules.cuts(alpha, beta) if on_bounds else _cuts(rules, max_player, alpha, beta, best)):
+            cut = True
             break
     if rules.fail == "hard":
-        best = min(max(best, entry_alpha), entry_beta)
+        best = _hard_value(rules, max_player, best, (entry_alpha, entry_beta), (alpha, beta), cut)
     trace.returned[node] = best
     return best
+
+
+def _hard_value(
+    rules: SearchRules,
+    max_player: bool,
+    best: Number,
+    entry: tuple[float, float],
+    bounds: tuple[float, float],
+    cut: bool,
+) -> Number:
+    """What a fail-hard node returns, written as `rules.hard_returns` says (the same on a
+    window with alpha < beta that the node's own updates keep so)."""
+    (entry_alpha, entry_beta), (alpha, beta) = entry, bounds
+    if rules.hard_returns == "clamp":
+        return min(max(best, entry_alpha), entry_beta)
+    if rules.hard_returns == "clamp_low_last":
+        return max(min(best, entry_beta), entry_alpha)
+    own, other = (alpha, beta) if max_player else (beta, alpha)
+    if rules.hard_returns == "own_bound":
+        return own
+    return other if cut else own
 
 
 def _cuts(rules: SearchRules, max_player: bool, alpha: float, beta: float, best: Number) -> bool:
@@ -174,7 +210,7 @@ def _child_window(rules: SearchRules, alpha: float, beta: float) -> tuple[float,
         return alpha, beta
     if rules.child_window == "swapped":
         return beta, alpha
-    return -inf, inf
+    return -rules.full_window, rules.full_window
 
 
 _TRUE_VALUES: WeakKeyDictionary[GameTree, dict[str, Number]] = WeakKeyDictionary()

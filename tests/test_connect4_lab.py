@@ -336,6 +336,27 @@ def test_every_accepted_search_s_own_cache_passes_and_one_entry_dropped_with_its
     verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
     assert not verdict.passed and "that search stores is not there" in verdict.message, verdict.message
     assert "the accepted search" in verdict.message
+    # an honest search can leave an entry out (a path of evaluate without store_cache): said so, not tampering
+    assert "leaves a path without store_cache" in verdict.message and "tampered" not in verdict.message
+    # one sound entry more (the root's exact value at a smaller limit): written besides store_cache
+    from reference.connect4_search import depth_limited_value
+
+    extra = {"key": {"state": root, "limit": limit - 1}, "flag": "=", "value": depth_limited_value(State, limit - 1)}
+    more = dict(whole := cache_reports(*search.caches, (State, limit))[0], size=whole["size"] + 1)
+    more["entries"] = [*whole["entries"], extra]
+    calls[0] = ("evaluate", {"cache": more, "expansions": search.counts[0]}, State, limit)
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert not verdict.passed and "writes to gCache somewhere besides" in verdict.message, verdict.message
+    # every entry sent and each the search's, but another size: no search's report, only a forged one
+    whole = cache_reports(*search.caches, (State, limit))[0]
+    calls[0] = (
+        "evaluate",
+        {"cache": dict(whole, size=whole["size"] - 1), "expansions": search.counts[0]},
+        State,
+        limit,
+    )
+    verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
+    assert not verdict.passed and "was it tampered with?" in verdict.message, verdict.message
     calls[0] = ("evaluate", {"cache": dict(cold, size="many"), "expansions": search.counts[0]}, State, limit)
     verdict = judge_cache(calls, searches=lambda: known_searches(State, limit))
     assert not verdict.passed and "was it tampered with?" in verdict.message, verdict.message

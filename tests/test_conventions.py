@@ -267,6 +267,28 @@ def test_a_tictactoe_search_that_cuts_off_on_equality_gets_the_mirrored_diagnosi
     assert "strict_cutoff" not in str([t.tags for t in report.tests])
 
 
+def test_a_strict_tictactoe_course_replays_its_bugs_fail_hard_and_never_takes_its_own_for_one():
+    """Under `>` a fail-hard search expands more boards than a fail-soft one (a child's
+    clamped answer is the bound, which `>` does not cut on): a bug written fail-hard is
+    named from its boards, and the course's fail-hard search is no bug's evidence (None)."""
+    from grader.labs.tictactoe.hints import bugs_behind_calls, replayed_bugs
+    from reference.tictactoe_bugs import STRICT_RULES, replay
+
+    call = {"function": "maximize", "board": "o../.x./...", "args": [1, 1, 2, 1, 3, 0]}
+
+    def seen(rules):
+        done = replay(rules, call["function"], call["board"], call["args"])
+        return {"expanded": done.expanded, "expansions": len(done.expanded), "choice": done.choice,
+                "points": done.points, "nodes": done.nodes_visited, "error": None}  # fmt: skip
+
+    hard = dataclasses.replace(STRICT_RULES, fail_hard=True)
+    assert seen(hard)["expanded"] != seen(STRICT_RULES)["expanded"]
+    bug = dataclasses.replace(hard, increment_depth=False)
+    assert seen(bug)["expanded"] != seen(dataclasses.replace(STRICT_RULES, increment_depth=False))["expanded"]
+    assert "depth_not_incremented" in replayed_bugs(call, seen(bug), by_value=False, strict=True)
+    assert bugs_behind_calls([call], [seen(hard)], strict=True) is None
+
+
 def test_other_tictactoe_bugs_keep_their_names_under_the_strict_convention(grade_tictactoe):
     report = grade_tictactoe("bug_no_pruning")
     assert {d for t in report.tests for d in t.diagnoses} == {"no_pruning"}, explain(report)

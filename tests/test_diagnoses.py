@@ -181,13 +181,39 @@ def test_each_newer_bug_alone_explains_its_own_search_on_every_case(name, spec_f
     assert failed and named == {name}
 
 
-def test_a_swapped_window_written_the_aima_way_is_named_too():
-    """`if v >= beta: return v` reads otherwise than `alpha >= beta` once a child is handed
-    alpha > beta: `window_swapped`'s other way (Bug.also) explains it."""
-    rules = SearchRules(child_window="swapped", cut_test="value")
-    aima: Search = lambda tree, node, alpha, beta, max_player: run_search(tree, node, alpha, beta, max_player, rules)  # noqa: E731
-    failed, named = judged_as(aima, BUNDLED, range(1, 3))
-    assert failed and named == {"window_swapped"}
+OTHER_WAYS = [(bug.name, index) for bug in bugs_for() for index in range(len(bug.also))]
+
+
+@pytest.mark.parametrize(("name", "way"), OTHER_WAYS, ids=[f"{name}-{way}" for name, way in OTHER_WAYS])
+@pytest.mark.parametrize(("spec_file", "cutoff"), [(BUNDLED, ">="), (STRICT, ">")], ids=["bundled", "strict"])
+def test_each_other_way_of_writing_a_bug_is_named_as_that_bug_alone(name, way, spec_file, cutoff):
+    """A bug's other common ways (Bug.also: AIMA's `if v >= beta: return v`, each fail-hard
+    form of a window bug, a finite sentinel for infinity) read or return otherwise than its
+    first way; on every case of three seeds each is named as that bug and no other."""
+    (bug,) = [bug for bug in bugs_for(cutoff) if bug.name == name]
+    rules = bug.also[way]
+    search: Search = lambda tree, node, alpha, beta, max_player: run_search(tree, node, alpha, beta, max_player, rules)  # noqa: E731
+    failed, named = judged_as(search, spec_file, range(1, 4))
+    assert failed and named == {name}
+
+
+OTHER_WAY_FIXTURES = sorted((DIAGNOSES / "other_ways").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", OTHER_WAY_FIXTURES, ids=lambda path: path.stem)
+def test_a_window_bug_written_another_way_is_named_in_every_output(grade, path):
+    """Real submissions, each a window bug written another way than its fixture above (in
+    each way a student writes a fail-hard search, AIMA's cut-off on the value, a finite
+    sentinel for a child's window): named as that bug alone, with its hint, in the failed
+    tests, the terminal summary, results.json and the HTML report."""
+    name = next(bug for bug in NEWER if path.stem.startswith(bug))
+    report = grade(path)
+    assert {d for t in report.tests for d in t.diagnoses} == {name}
+    assert all(f"Likely cause: {DIAGNOSIS_HINTS[name]}" in t.output for t in report.tests if t.diagnoses)
+    assert DIAGNOSIS_HINTS[name] in summary(report)
+    tags = {tag for test in results_json(report)["tests"] for tag in test["tags"]}
+    assert {tag for tag in tags if tag.startswith("diagnosis:")} == {f"diagnosis:{name}"}
+    assert re.findall(r'<li class="diagnosis" data-name="([^"]*)"', render_html(report)) == [name]
 
 
 @pytest.mark.parametrize(

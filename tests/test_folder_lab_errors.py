@@ -145,6 +145,19 @@ def test_a_bug_replay_without_a_hint(lab: Path) -> None:
     assert (found.file, found.field) == (f"{lab}/bugs/no_pruning.py", "HINT") and "one line" in found.problem
 
 
+def test_the_ways_of_one_bug_must_give_the_same_hint(lab: Path) -> None:
+    """bugs/NAME/*.py are one bug written several ways, diagnosed as NAME: one hint for all."""
+    ways = lab / "bugs" / "no_pruning"
+    ways.mkdir()
+    (lab / "bugs" / "no_pruning.py").rename(ways / "first.py")
+    (ways / "second.py").write_text((ways / "first.py").read_text())
+    assert load_lab(str(lab))[0].bug_hints.keys() >= {"no_pruning"}  # type: ignore[attr-defined]
+    replace(ways / "second.py", "HINT = ", "HINT = 'Another hint.'\nOLD_HINT = ")
+    found = error(lab)
+    assert (found.file, found.field) == (f"{lab}/bugs/no_pruning/second.py", "HINT")
+    assert "the same in every way of writing bugs/no_pruning" in found.problem
+
+
 def test_a_bug_replay_that_does_not_load(lab: Path) -> None:
     bug = lab / "bugs" / "no_pruning.py"
     replace(bug, "import math", "import math\nimport no_such_module_here")

@@ -9,6 +9,7 @@ slow: it runs a real browser, and saves a screenshot)."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -395,6 +396,18 @@ def test_diagnosis_names_without_a_known_hint_still_show():
     report.tests[1].diagnoses = ["mystery"]
     dom = parse(render_html(report, hints={}))
     assert dom.one("li", "diagnosis").attrs["data-name"] == "mystery"
+
+
+@pytest.mark.parametrize("lab", ["tree", "tictactoe"])
+def test_state_kept_between_calls_shows_with_its_hint_by_default(lab):
+    """Every lab's diagnosis (grader/labs/kit/state.py): the page's default hints have it."""
+    from grader.labs.kit.state import STATE_HINT
+
+    report = report_with(None, lab=lab)
+    report.tests[1].diagnoses = ["state_between_calls"]
+    dom = parse(render_html(report))
+    assert dom.one("li", "diagnosis").attrs["data-name"] == "state_between_calls"
+    assert html.escape(STATE_HINT) in render_html(report)
 
 
 def test_write_html_creates_the_folder(tmp_path):

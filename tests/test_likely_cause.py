@@ -166,3 +166,20 @@ def test_negamax_a_right_count_of_value_calls_is_not_called_expected_when_the_ch
         f"value(Start, 0) called value {search.calls} times, the reference's count, but did not search the "
         f"reference's states:"
     )
+
+
+def test_a_case_asked_again_names_state_kept_only_when_an_answer_or_its_reads_changed():
+    """kit/state.py: the same answers (a cache that remembers results legitimately answers
+    the same) say nothing; a tic-tac-toe count carried over, or a tree search that reads
+    nothing the second time, says what changed; a call that raised either time is skipped."""
+    from grader.labs.kit.state import STATE_HINT, repeat_difference
+
+    triple = {"choice": "o../.../...", "points": 0, "nodes": 59704, "error": None}
+    assert repeat_difference("empty-board", [triple], [dict(triple)]) is None
+    again = repeat_difference("empty-board", [triple], [{**triple, "nodes": 119408}])
+    assert again and "answered nodes 119408, not 59704 as the first time" in again
+    reads = {"returned": 4, "reads": ["a", "b", "c"], "error": None}
+    said = repeat_difference("seed", [reads], [{**reads, "reads": []}])
+    assert said and "read 0 nodes, not the 3 it read the first time" in said
+    assert repeat_difference("seed", [reads], [{"error": {"type": "RecursionError"}}]) is None
+    assert len(STATE_HINT) <= 130 and "\n" not in STATE_HINT

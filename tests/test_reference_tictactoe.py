@@ -1,5 +1,6 @@
 """The tictactoe lab's reference: board rules, the lab's exact search, true values and the solution."""
 
+import dataclasses
 import itertools
 import random
 from contextlib import contextmanager
@@ -410,6 +411,26 @@ def test_the_replay_with_the_labs_rules_is_the_labs_search(text, player):
             )
             lab = search(board, player, turn, depth, alpha, beta, 0)
             assert (ours.points, ours.nodes_visited, ours.expanded) == (lab.points, lab.nodes_visited, lab.expanded)
+
+
+@pytest.mark.parametrize("fail_hard", [False, True], ids=["fail_soft", "fail_hard"])
+def test_the_replay_of_a_strict_course_is_its_search_in_either_form(fail_hard):
+    """A strict course's search, fail-soft or fail-hard (which expands more boards there),
+    replayed on small positions (the figures of the empty board are checked above)."""
+    rules = dataclasses.replace(tictactoe_bugs.STRICT_RULES, fail_hard=fail_hard)
+    for text, player in (("o../xx./...", 1), (".../oxx/xo.", 1), ("oxo/oxx/xo.", -1)):
+        board = parse_board(text)
+        ours = tictactoe_bugs.replay(rules, "minimax", text, [player])
+        lab = lab_minimax(board, player, strict=True, fail_hard=fail_hard)
+        assert (ours.points, ours.nodes_visited, ours.expanded) == (lab.points, lab.nodes_visited, lab.expanded)
+        for alpha, beta in ((-3, -1), (-1, 1), (0, 1), (1, 3)):
+            for function, search, turn, depth in (
+                ("maximize", lab_maximize, player, 2),
+                ("minimize", lab_minimize, -player, 1),
+            ):
+                ours = tictactoe_bugs.replay(rules, function, text, [player, turn, depth, alpha, beta, 0])
+                lab = search(board, player, turn, depth, alpha, beta, 0, strict=True, fail_hard=fail_hard)
+                assert (ours.points, ours.nodes_visited, ours.expanded) == (lab.points, lab.nodes_visited, lab.expanded)
 
 
 def test_a_watched_replay_stops_where_the_searches_part():

@@ -242,7 +242,8 @@ def test_a_swapped_window_reads_as_either_way_of_testing_the_cutoff():
     """Below a node called with a narrowed window, (beta, alpha) has alpha > beta: a cut-off
     on the bounds stops at once, AIMA's `if v <= alpha: return v` only if the value allows."""
     tree = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]}, {"d": 3, "e": 5, "f": 2, "g": 9})
-    on_bounds, on_value = buggy_calls(">=")["window_swapped"](tree, "a", 0, 1, True)
+    on_bounds, on_value, *fail_hard = buggy_calls(">=")["window_swapped"](tree, "a", 0, 1, True)
+    assert len(fail_hard) == 5  # its fail-hard forms (reference.tree_bugs.fail_hard_forms)
     assert on_bounds.trace.order == ["a", "b", "d"] and on_value.trace.order == ["a", "b", "d", "e"]
     assert BUGGY_CALLS["window_swapped"](tree, "a", 0, 1, True).trace.order == on_bounds.trace.order
 

@@ -185,17 +185,20 @@ def test_batch_keeps_its_gradebook_seed_its_first_run_takes_abgrade_yaml_and_fee
     assert re.search(r"seed \d+ \(drawn for this class, kept in the gradebook\)", fresh), fresh
 
 
-@pytest.mark.parametrize("fixture", ["bug_window_swapped", "bug_late_cutoff"])
+@pytest.mark.parametrize("fixture", ["bug_window_swapped", "bug_late_cutoff", "bug_state_between_calls"])
 def test_a_diagnosis_never_changes_a_score(monkeypatch, fixture):
     """A likely cause is words beside a verdict: the same file graded with no classic bug to
-    replay (so nothing is ever diagnosed) passes and fails exactly the same tests. One bug
-    that fails every kind and one that fails only the reads, both named (test_diagnoses)."""
+    replay and no case asked again (so nothing is ever diagnosed) passes and fails exactly
+    the same tests. One bug that fails every kind and one that fails only the reads, both
+    named (test_diagnoses), and state kept between calls, named from the case asked again
+    (grader/labs/kit/state.py)."""
     from grader.labs.tree import hints
 
     lab, spec = get_lab("tree"), load_spec(spec_path("tree"))
     submission = FIXTURES / "tree" / f"{fixture}.py"
     named = grade_submission(submission, lab, spec, seed=3)
     monkeypatch.setattr(hints, "bug_replays", lambda tree, call, cutoff=">=": {})
+    monkeypatch.setattr(type(lab), "repeat_plan", lambda self, candidates: None)
     unnamed = grade_submission(submission, lab, spec, seed=3)
     assert any(t.diagnoses for t in named.tests) and not any(t.diagnoses for t in unnamed.tests)
     assert named.score == unnamed.score < named.max_score

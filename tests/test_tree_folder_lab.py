@@ -100,9 +100,13 @@ def tree_labs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return pairs
 
 
-TREE_FIXTURES = sorted((TESTS / "fixtures" / "tree").glob("*.py")) + sorted(
-    (TESTS / "fixtures" / "diagnoses").glob("*.py")
-)
+# and the swapped window cut off on the value, which the folder names by its second way
+# (bugs/window_swapped/cutoff_on_value.py)
+TREE_FIXTURES = [
+    *sorted((TESTS / "fixtures" / "tree").glob("*.py")),
+    *sorted((TESTS / "fixtures" / "diagnoses").glob("*.py")),
+    TESTS / "fixtures" / "diagnoses" / "other_ways" / "window_swapped_aima.py",
+]
 SPEC_OF = {"hostile_tie_loop": "tight", "hostile_recursion_bomb": "tight", "hostile_import_loop": "short"}
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from grader.grading import grade_submission
 from grader.labs import Lab
+from grader.labs.kit.state import STATE_HINT, STATE_KEPT
 from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
@@ -257,6 +258,14 @@ BUGS = (
         None,
         {"nodes": "functools.lru_cache or a dict of results keeps another tree's answers", "value": "returned 8"},
     ),
+    # A table of values by node name kept at module level: right on the first case, later
+    # trees get earlier trees' values; the example asked again reads nothing (kit/state.py).
+    BugCase(
+        "bug_state_between_calls",
+        EVERYTHING,
+        "state_between_calls",
+        {"value": "Likely cause: Your function keeps state between calls", "nodes": "read 0 nodes, not the 27"},
+    ),
     # Leaf siblings are read before their turn: more reads, same values.
     BugCase(
         "bug_reads_children_early",
@@ -291,7 +300,7 @@ def test_bug_is_diagnosed_by_name(grade, bug):
     assert pruned_failures
     for test in pruned_failures:
         assert bug.diagnosis in test.diagnoses, test.name
-        assert DIAGNOSIS_HINTS[bug.diagnosis] in test.output
+        assert {**DIAGNOSIS_HINTS, STATE_KEPT: STATE_HINT}[bug.diagnosis] in test.output
         assert f"diagnosis:{bug.diagnosis}" in test.tags
 
 

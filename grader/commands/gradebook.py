@@ -348,7 +348,9 @@ def republish(book: Gradebook, lab: str, student: str, graded: bool = True) -> s
         hints = dict(context.hints)
     else:
         found = registry.find(lab)
-        hints = dict(found.bug_hints) if found is not None else {}
+        from ..labs.kit.state import with_state_hint
+
+        hints = with_state_hint(found.bug_hints) if found is not None else {}
     out = book.path.parent
     try:
         with gradebook_lock(out):  # never two writers of one export folder

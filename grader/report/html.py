@@ -24,6 +24,7 @@ from pathlib import Path
 from .. import registry
 from ..counterexample import TITLE
 from ..counterexample import shown as shown_examples
+from ..labs.kit.state import with_state_hint
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 from .drawings import remembered
@@ -86,7 +87,7 @@ def write_html(
 
 def _lab_hints(lab: str) -> dict[str, str]:
     found = registry.find(lab)
-    return dict(found.bug_hints) if found is not None else {}
+    return with_state_hint(found.bug_hints) if found is not None else {}
 
 
 def _header(report: GradeReport, adjusted: FinalScore | None = None) -> str:

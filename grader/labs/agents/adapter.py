@@ -21,6 +21,7 @@ from reference.envs import bundle_source
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
 from ..kit import CasePlan, Lab
+from ..kit.state import with_state_hint
 from .cases import CASE_KINDS, MatchCase, PositionCase, read_cases
 from .hints import BUG_HINTS
 from .picture import picture
@@ -78,7 +79,7 @@ class AgentsLab(Lab):
     conventions = ("cutoff",)
 
     def hints(self, spec: Spec) -> Mapping[str, str]:
-        return hints_for(spec.conventions.strict)
+        return with_state_hint(hints_for(spec.conventions.strict))
 
     def picture(self, details: Mapping[str, Any]) -> str:
         return picture(details)

@@ -13,12 +13,32 @@ from ...checks.show import is_number, show
 CACHE_REPORTED = 5000  # the observer sends at most this many entries a report (observer.CACHE_LIMIT)
 
 
-class Difference:
-    """How a reported cache differs from a search's: what to say, and the state to draw
-    (None when there is none)."""
+# What an honest search most likely did to leave each kind of difference, when its counts
+# are an accepted search's and every entry holds (the cache judge says it after the difference).
+EXTRA_ENTRY = (
+    "your code most likely writes to gCache somewhere besides evaluate's store_cache calls (in maxValue or "
+    "minValue, at a finished state, or under another limit): that search stores exactly one entry for each "
+    "(State, limit) evaluate searched, and nothing else"
+)
+OTHER_FLAG = (
+    "your store_cache most likely picks the flag against another window than the one the value was searched "
+    "on: after searching a cached bound again on (alpha, v) or (v, beta), store with that same window, and "
+    "compare value <= alpha, alpha < value < beta, value >= beta"
+)
+MISSING_ENTRY = (
+    "your evaluate most likely leaves a path without store_cache: store the value after every search it makes, "
+    "a cached bound searched again included"
+)
+OTHER_SIZE = "your code most likely stores entries that search doesn't (or drops some)"
 
-    def __init__(self, said: str, State: tuple | None = None, limit: Any = None) -> None:
-        self.said, self.State, self.limit = said, State, limit
+
+class Difference:
+    """How a reported cache differs from a search's: what to say, the state to draw (None
+    when there is none), and the honest mistake that most likely leaves it (`cause`; None
+    when no search leaves it: only a report that is not the observer's does)."""
+
+    def __init__(self, said: str, State: tuple | None = None, limit: Any = None, cause: str | None = None) -> None:
+        self.said, self.State, self.limit, self.cause = said, State, limit, cause
 
 
 def reported(report: dict) -> dict | None:
@@ -69,16 +89,19 @@ def cache_difference(report: dict, cache: dict, before: dict | None) -> Differen
     for mark, seen in entries.items():
         stored = cache.get(mark)
         if stored is None:
-            return Difference(f"gCache holds an entry for (State, {mark[1]}) that search never stores", None, mark[1])
+            return Difference(
+                f"gCache holds an entry for (State, {mark[1]}) that search never stores", None, mark[1], EXTRA_ENTRY
+            )
         if not same_entry(seen, stored):
             return Difference(
                 f"gCache[(State, {mark[1]})] = ({show(seen[0])}, {show(seen[1])}), that search stores "
                 f"({stored[0]!r}, {show(stored[1])})",
                 stored[2],
                 mark[1],
+                OTHER_FLAG,
             )
     if len(entries) >= CACHE_REPORTED:  # the observer sent no more: what it left out can't be compared
-        return size_difference(size, cache)
+        return size_difference(size, cache, OTHER_SIZE)
     missing = [mark for mark in cache if mark not in entries]
     left_out = [m for m in missing if before is not None and m in before and same_entry(before[m], cache[m])]
     if len(left_out) < len(missing) or repeated != len(missing):
@@ -86,14 +109,18 @@ def cache_difference(report: dict, cache: dict, before: dict | None) -> Differen
         if mark is None:
             return Difference(f"the report leaves out {show_count(repeated)} as sent before, but none is")
         stored = cache[mark]
-        return Difference(f"the entry for (State, {mark[1]}) that search stores is not there", stored[2], mark[1])
+        return Difference(
+            f"the entry for (State, {mark[1]}) that search stores is not there", stored[2], mark[1], MISSING_ENTRY
+        )
+    # every entry sent and each the search's: the observer's size is their count, so only a
+    # report that is not the observer's gets here with another
     return size_difference(size, cache)
 
 
-def size_difference(size: Any, cache: dict) -> Difference | None:
+def size_difference(size: Any, cache: dict, cause: str | None = None) -> Difference | None:
     if size == len(cache):
         return None
-    return Difference(f"gCache holds {show_count(size)}, that search's cache {len(cache):,}")
+    return Difference(f"gCache holds {show_count(size)}, that search's cache {len(cache):,}", cause=cause)
 
 
 def show_count(size: Any) -> str:

@@ -147,9 +147,12 @@ def judge_cache(
     whose = f"the accepted search ({ACCEPTED_SAY.get(name, name)})"
     said = (
         f"After {text}, gCache is not the cache of {whose} whose next_states counts yours match "
-        f"({counts[0]:,} on the empty cache, {counts[1]:,} warm): {difference.said}. That search stores exactly "
-        f"one entry for each (State, limit) evaluate searched, with store_cache, and nothing else writes to "
-        f"gCache (or was the observer's report tampered with?)."
+        f"({counts[0]:,} on the empty cache, {counts[1]:,} warm): {difference.said}. "
+        + (
+            f"{difference.cause[0].upper()}{difference.cause[1:]}."
+            if difference.cause
+            else "No search leaves such a report: it is not the grader's observer's (was it tampered with?)."
+        )
     )
     if difference.State is not None:
         return Verdict.fail(said, bugs).with_details(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,6 +28,7 @@ from .files import LabError, LabFiles, SourceFile, read_folder
 from .modules import load_module
 from .picture import lab_tree_figure
 from .plans import Bench, case_plans, random_plan
+from .replays import diagnosis
 from .runs import OBSERVED_FIELDS, GameHooks, Run
 from .skeleton import write_skeleton
 
@@ -113,6 +114,10 @@ class FolderLab(Lab):
         return found
 
     # --- the Lab interface ----------------------------------------------------------------
+
+    def repeat_plan(self, candidates: Sequence[CasePlan]) -> CasePlan | None:
+        """The first visible case that is not a game against the student (its spec's first)."""
+        return candidates[0] if candidates else None
 
     def adopt(self, spec: Spec) -> Spec:
         digest = hashlib.sha256(f"{spec.digest}:{self.files.digest()}".encode()).hexdigest()[:16]
@@ -205,7 +210,7 @@ def load_folder(folder: Path) -> FolderLab:
 def lab_from_files(files: LabFiles) -> FolderLab:
     game = load_module(files.game, "_abgrade_lab_game")
     declarations = read_declarations(game, files.game)
-    bug_hints = {}
+    bug_hints: dict[str, str] = {}
     attributes: dict[str, Any] = {
         "name": files.name,
         "files": files,
@@ -235,7 +240,10 @@ def lab_from_files(files: LabFiles) -> FolderLab:
         missing = bug.missing([declarations.search.name])
         if missing is not None:
             raise missing
-        bug_hints[bug.name] = hint.strip()
+        name = diagnosis(bug.name)
+        if bug_hints.get(name, hint.strip()) != hint.strip():
+            raise LabError(source.shown, None, "HINT", f"must be the same in every way of writing bugs/{name}")
+        bug_hints[name] = hint.strip()
     lab_class.bug_hints = bug_hints  # type: ignore[attr-defined]  # a class made just above
     return lab
 

@@ -57,9 +57,10 @@ class LabFiles:
 
     @property
     def bugs(self) -> tuple[SourceFile, ...]:
-        """`bugs/*.py`: the bug replays, named after their files."""
+        """`bugs/*.py`: the bug replays, named after their files; and `bugs/NAME/*.py`: one bug
+        written several ways that read differently (each a replay, all diagnosed as NAME)."""
         return tuple(
-            source for source in self.sources if source.name.count("/") == 1 and source.name.startswith(f"{BUGS}/")
+            source for source in self.sources if source.name.count("/") in (1, 2) and source.name.startswith(f"{BUGS}/")
         )
 
     @property

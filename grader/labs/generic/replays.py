@@ -1,5 +1,6 @@
 """Diagnoses from the lab folder's bug replays (`bugs/*.py`, each a reference with one
-classic mistake and a one-line `HINT`): a bug is consistent with a call when its replay of
+classic mistake and a one-line `HINT`; `bugs/NAME/*.py`, one mistake written several ways,
+each a replay named "NAME/WAY" and diagnosed as NAME): a bug is consistent with a call when its replay of
 that call reads exactly what the student's search read, in the same order, and (where the
 student returned a number, at a search call) returns the same. The pipeline keeps the bugs
 consistent with every request that speaks about bugs (kit.Judgement)."""
@@ -10,6 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...checks.show import is_number
+
+
+def diagnosis(replay: str) -> str:
+    """The bug a replay is a way of writing: "NAME" for bugs/NAME.py and bugs/NAME/WAY.py alike."""
+    return replay.split("/", 1)[0]
 
 
 def labels(observation: Mapping[str, Any]) -> list[str]:
@@ -32,7 +38,7 @@ def consistent_search(
             continue
         if (by_value or not reads) and not (is_number(returned) and replay.get("returned") == returned):
             continue
-        found.add(name)
+        found.add(diagnosis(name))
     return frozenset(found)
 
 
@@ -42,7 +48,9 @@ def consistent_choice(replays: Mapping[str, Mapping], returned: Any) -> frozense
     if not replays:
         return None
     return frozenset(
-        name for name, replay in replays.items() if not replay.get("error") and replay.get("returned") == returned
+        diagnosis(name)
+        for name, replay in replays.items()
+        if not replay.get("error") and replay.get("returned") == returned
     )
 
 

@@ -21,7 +21,7 @@ from ...checks.show import show_call
 from ...observations import FieldKind, sanitize_call
 from ...probe.runtime import error_record, plain
 from .declarations import WINDOW, Declarations, Signature, top_level_lines
-from .files import LabError, LabFiles, SourceFile
+from .files import BUGS, LabError, LabFiles, SourceFile
 from .modules import describe, error_line, load_module
 from .steps import StepsExhausted, bounded_steps
 from .watch import Watch
@@ -86,10 +86,15 @@ class Run:
 
     def __init__(self, files: LabFiles, source: SourceFile, declarations: Declarations, strict: bool) -> None:
         self.source, self.declarations, self.strict = source, declarations, strict
-        self.name = source.name.rsplit("/", 1)[-1].removesuffix(".py")
+        # a file's name, or for one way of a bug written several ways (bugs/NAME/WAY.py) "NAME/WAY"
+        ways = source.name.startswith(f"{BUGS}/") and source.name.count("/") == 2
+        self.name = (source.name.removeprefix(f"{BUGS}/") if ways else source.name.rsplit("/", 1)[-1]).removesuffix(
+            ".py"
+        )
         self.game = load_module(files.game, declarations.module)
         self.watch = Watch(self.game, json.dumps)
-        self.module = load_module(source, f"_abgrade_lab_{self.name}", {declarations.module: self.game})
+        module = f"_abgrade_lab_{self.name.replace('/', '__')}"
+        self.module = load_module(source, module, {declarations.module: self.game})
         self.namespace = self.module.__dict__
         self._lock = threading.Lock()
         self._cache: dict[tuple[str, str, bool], dict] = {}

@@ -21,6 +21,7 @@ from ...observations import FieldKind
 from ...sandbox.channel import WorkerFailure
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
+from .state import with_state_hint
 
 BugSet = frozenset[str] | None
 
@@ -143,10 +144,19 @@ class Lab(ABC):
         they change."""
         return spec
 
+    def repeat_plan(self, candidates: Sequence[CasePlan]) -> CasePlan | None:
+        """The case the pipeline asks again once every case is in, to tell state kept between
+        calls (kit/state.py), among `candidates` (the visible cases, in order); None (the
+        default): this lab asks nothing again (a clock or a game may make a correct search
+        answer otherwise the second time). The probe changes no score, but costs the student's
+        process that case's time: a lab picks a cheap one."""
+        return None
+
     def hints(self, spec: Spec) -> Mapping[str, str]:
         """The classic bugs' hints in the words of `spec`'s course (its conventions: a
-        strict course's "cut off when alpha > beta"); default: `bug_hints`."""
-        return self.bug_hints
+        strict course's "cut off when alpha > beta"); default: `bug_hints`, and state kept
+        between calls (kit/state.py)."""
+        return with_state_hint(self.bug_hints)
 
     def picture(self, details: Mapping[str, Any]) -> str:
         """HTML (inline SVG) for a test's `details`; '' when the lab draws nothing."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from reference.tictactoe_bugs import BUG_HINTS, MIRRORED_HINTS, hints_for
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
 from ..kit import CasePlan, Lab
+from ..kit.state import with_state_hint
 from .cases import GameOverCase, PositionCase, read_cases
 from .picture import boards_html
 from .plans import game_over_plans, position_plans, random_plan
@@ -42,8 +43,16 @@ class TicTacToeLab(Lab):
     bug_hints = {**BUG_HINTS, **MIRRORED_HINTS}  # a strict course's mirrored bug too
     conventions = ("cutoff", "returns")
 
+    def repeat_plan(self, candidates: Sequence[CasePlan]) -> CasePlan | None:
+        """The visible search on the fullest board (the cheapest to search again; game_over
+        alone keeps no count): None when no visible case searches."""
+        searches = [
+            plan for plan in candidates if any(call.get("function") == "minimax" for call in plan.request["calls"])
+        ]
+        return min(searches, key=lambda plan: plan.request["calls"][0]["board"].count("."), default=None)
+
     def hints(self, spec: Spec) -> Mapping[str, str]:
-        return hints_for(spec.conventions.strict)
+        return with_state_hint(hints_for(spec.conventions.strict))
 
     def cases(self, spec: Spec) -> list[GameOverCase | PositionCase]:
         return read_cases(spec)

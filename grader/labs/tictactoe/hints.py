@@ -4,6 +4,7 @@ and the classic bugs (reference/tictactoe_bugs.py) that reproduce what a search 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -163,8 +164,11 @@ def replayed_bugs(
     """Classic bugs whose `call` (a request's call: function, board, args) expands the boards
     the student's search expanded and counts the same nodes_visited; `by_value`, also returns
     the same choice and utility (asked at minimax's full window only: on a narrowed window a
-    fail-hard search, an accepted variant, returns other values than these fail-soft
-    replays, but it expands the same boards). A call that raised or returned no triple is
+    fail-hard search, an accepted variant, returns other values than a fail-soft replay).
+    Under the course's `>=` a fail-hard search expands the same boards as the fail-soft
+    one; under a strict cut-off (`strict`) it expands more (a child's clamped answer equals
+    the bound, which `>` does not cut on), so there every bug is replayed in both forms
+    (reference/tictactoe_bugs.py, `bugs_for`). A call that raised or returned no triple is
     no replay's: none of them raises."""
     seen = _observed_search(observation)
     if seen is None:
@@ -193,8 +197,10 @@ def bugs_behind_calls(
     never answered is no replay's. None (these calls say nothing about a bug) when the
     course's own search reproduces them too with `by_value` off: the reads then explain
     nothing (a fail-soft search in a fail-hard course reads as the course's search does,
-    and so does a bug that differs only in which tied move it keeps)."""
-    if not by_value and _course_reads_alike(calls, observed, strict):
+    and so does a bug that differs only in which tied move it keeps; under a strict cut-off
+    the course's fail-hard search reads otherwise than its fail-soft one, and either is the
+    course's)."""
+    if not by_value and any(_course_reads_alike(calls, observed, course) for course in _courses(strict)):
         return None
     consistent = frozenset(bug.name for bug in bugs_for(strict))
     for index, call in enumerate(calls):
@@ -204,8 +210,13 @@ def bugs_behind_calls(
     return consistent
 
 
-def _course_reads_alike(calls: list[BoardRequest], observed: list[BoardCall], strict: bool) -> bool:
-    course = STRICT_RULES if strict else LAB_RULES
+def _courses(strict: bool) -> tuple[Rules, ...]:
+    """The course's own search in each accepted form whose reads differ: under `>=` the
+    fail-hard form expands what the fail-soft one does, under a strict cut-off more."""
+    return (STRICT_RULES, replace(STRICT_RULES, fail_hard=True)) if strict else (LAB_RULES,)
+
+
+def _course_reads_alike(calls: list[BoardRequest], observed: list[BoardCall], course: Rules) -> bool:
     for index, call in enumerate(calls):
         seen = _observed_search(answer_at(observed, index))
         if seen is None or not _reproduces(course, call, seen, by_value=False):

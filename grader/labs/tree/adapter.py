@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...sandbox.session import ProbeSetup
 from ...spec import Spec
 from ..kit import CasePlan, Lab
+from ..kit.state import with_state_hint
 from .cases import CASE_KINDS, TreeCase, read_cases
 from .plans import case_plans, random_plan
 from .random_cases import random_trees
@@ -43,10 +44,14 @@ class TreeLab(Lab):
     conventions = ("cutoff", "returns")
     reusable_plans = True  # pure judges over frozen cases and trees (judges.py, cases.py)
 
+    def repeat_plan(self, candidates: Sequence[CasePlan]) -> CasePlan | None:
+        """The first visible case (the course's example tree: a few reads)."""
+        return candidates[0] if candidates else None
+
     def hints(self, spec: Spec) -> Mapping[str, str]:
         from reference.tree_bugs import hints_for  # when a verdict failed (grading.py)
 
-        return hints_for(">" if spec.conventions.strict else ">=")
+        return with_state_hint(hints_for(">" if spec.conventions.strict else ">="))
 
     def cases(self, spec: Spec) -> list[TreeCase]:
         return read_cases(spec)

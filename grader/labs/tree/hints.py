@@ -59,7 +59,9 @@ def bug_replays(tree: GameTree, call: list, cutoff: str = ">=") -> Replays:
     grader process grades every submission on the same cases, and replaying every bug for
     every call of each failing submission took about 55 ms of a grader process's CPU for such a
     submission (of 115-170 ms) with nine bugs, about 1.5 times that with thirteen (the 488
-    calls of seed 1's cases: 53 against 80 ms, under load). Bounded (REPLAYS_KEPT), so a
+    calls of seed 1's cases: 53 against 80 ms, under load), and the window bugs' fail-hard
+    forms and finite sentinel (s34: 22 replays a call, not 15) about 1.55 times that (62
+    against 97 ms of CPU for those calls, interleaved, load 19). Bounded (REPLAYS_KEPT), so a
     batch's memory does not grow with the class."""
     key = tuple(call)
     if not all(isinstance(part, Hashable) for part in key):

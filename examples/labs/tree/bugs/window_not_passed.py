@@ -2,7 +2,10 @@
 
 import math
 
-HINT = "Pass your current alpha and beta to each child, not -inf and inf: below a node, prune on its bounds too."
+HINT = (
+    "Pass your current alpha and beta to each child, not a fresh window (-inf, inf): "
+    "below a node, prune on its bounds too."
+)
 
 graph = {}
 terminal_nodes = {}

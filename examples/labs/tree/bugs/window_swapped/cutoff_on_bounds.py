@@ -1,4 +1,4 @@
-"""Hands each child the window the wrong way round, (beta, alpha)."""
+"""Hands each child the window the wrong way round, (beta, alpha), and cuts off on the bounds."""
 
 import math
 
