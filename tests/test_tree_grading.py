@@ -111,6 +111,8 @@ CORRECT = (
     "correct_try_except",  # graph[node] in try/except, an extra optional argument
     "correct_generator_class",  # a bound method, `yield from` the children, a dataclass window
     "correct_numpy_defaults",  # numpy infinities and np.float64 results, default arguments
+    "correct_thread_pool",  # searched on a worker thread, recursion limit raised, a breakpoint() left in
+    "correct_match_protocol",  # typing.Protocol, a class of static methods, match statements
 )
 
 
@@ -256,6 +258,27 @@ BUGS = (
         EVERYTHING,
         None,
         {"nodes": "functools.lru_cache or a dict of results keeps another tree's answers", "value": "returned 8"},
+    ),
+    # Move ordering where the tree fixes the order (leaves first): same values, other reads.
+    BugCase(
+        "bug_move_ordering",
+        SEARCH_ORDER,
+        None,
+        {"nodes": "(2 fewer)", "pruned": "You read b2 before b0, which graph['a0'] lists first"},
+    ),
+    # An iterative deepening wrapper: its shallow rounds read level by level, and more.
+    BugCase(
+        "bug_iterative_deepening",
+        SEARCH_ORDER,
+        None,
+        {"pruned": "You read b1 before the reference's c0, deeper in an earlier sibling's subtree"},
+    ),
+    # pdb.set_trace() left in: every call quits at the debugger nobody can type at.
+    BugCase(
+        "bug_pdb_left_in",
+        EVERYTHING,
+        None,
+        {"value": "raised BdbQuit (a debugger stop, pdb.set_trace(), was left in the code"},
     ),
     # Leaf siblings are read before their turn: more reads, same values.
     BugCase(
