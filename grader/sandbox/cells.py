@@ -45,7 +45,8 @@ class CellIncident:
 def missing_module_hint(error: str) -> str:
     """For a cell that raised `ModuleNotFoundError: No module named 'x'`: only the notebook
     is graded, so a file x.py the student kept beside it is not there (a library the
-    grader lacks reads the same, hence the "if")."""
+    grader lacks reads the same, hence the "if"). A library (tqdm, matplotlib) can't be
+    installed from a cell either: the kernel has no network."""
     prefix = "ModuleNotFoundError: No module named "
     if not error.startswith(prefix):
         return ""
@@ -54,8 +55,27 @@ def missing_module_hint(error: str) -> str:
         return ""
     return (
         f" (only the notebook is graded: if {name}.py is a file of yours beside it, put its code in a "
-        f"cell, or write it from a cell with `%%writefile {name}.py` before the import)"
+        f"cell, or write it from a cell with `%%writefile {name}.py` before the import; if it is a "
+        f"library, the grader does not have it and a `pip install` cell cannot fetch it (no network "
+        f"while grading): a cell that only draws, times or shows progress with it may fail at no cost, "
+        f"but your functions must not need it)"
     )
+
+
+def incident_notes(incidents: list[CellIncident]) -> list[str]:
+    """Each incident's note, a missing module's advice only at the first cell that needed
+    it (a notebook that imports matplotlib in three cells got the same paragraph three
+    times, and the summary's first lines were all that)."""
+    said: set[str] = set()
+    notes = []
+    for incident in incidents:
+        note = incident.note
+        hint = missing_module_hint(incident.detail) if incident.kind == "raised" else ""
+        if hint and hint in said:
+            note = note[: -len(hint)] + " (as above)"
+        said.add(hint)
+        notes.append(note)
+    return notes
 
 
 def load_magic(source: str) -> str | None:
