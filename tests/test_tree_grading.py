@@ -273,6 +273,13 @@ BUGS = (
         None,
         {"pruned": "You read b1 before the reference's c0, deeper in an earlier sibling's subtree"},
     ),
+    # The search in a worker process: right values, reads the grader can't see (threads are fine).
+    BugCase(
+        "bug_process_pool",
+        SEARCH_ORDER,
+        None,
+        {"nodes": "and not in another process (multiprocessing, a ProcessPoolExecutor"},
+    ),
     # pdb.set_trace() left in: every call quits at the debugger nobody can type at.
     BugCase(
         "bug_pdb_left_in",
