@@ -64,6 +64,7 @@ CORRECT = [
     "correct_textbook_fail_soft",  # best from -inf: other bounds cached, other counts
     "correct_one_search_object",  # bound methods of two objects sharing one loop, sorted, '<=' flags
     "correct_count_perf_counter",  # itertools.count rounds, perf_counter by name, a test call at import
+    "correct_bitboard_threads",  # its own bitboard win test, best_move on a thread pool
 ]
 
 
