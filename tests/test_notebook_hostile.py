@@ -361,3 +361,5 @@ def test_a_missing_modules_advice_is_given_once_and_an_empty_message_leaves_no_c
     assert "a `pip install` cell cannot fetch it (no network while grading)" in notes[0]
     assert notes[1] == "cell In [4] raised NotImplementedError"
     assert notes[2] == f"cell In [9] raised {missing} (as above)"
+    (typed,) = incident_notes([CellIncident(2, "raised", "StdinNotImplementedError: raw_input was called")])
+    assert typed.endswith("nobody types while grading: the cells after it still ran)")

@@ -39,7 +39,7 @@ class CellIncident:
             "loaded": f"{where} is `%load {self.detail}`: run as part of the notebook it only puts the file's "
             f"text into the cell and runs none of it (as Jupyter's Run All does); run that cell once more "
             f"before saving, or use `%run {self.detail}`",
-        }[self.kind] + (missing_module_hint(self.detail) if self.kind == "raised" else "")
+        }[self.kind] + (missing_module_hint(self.detail) + typing_hint(self.detail) if self.kind == "raised" else "")
 
 
 def missing_module_hint(error: str) -> str:
@@ -60,6 +60,13 @@ def missing_module_hint(error: str) -> str:
         f"while grading): a cell that only draws, times or shows progress with it may fail at no cost, "
         f"but your functions must not need it)"
     )
+
+
+def typing_hint(error: str) -> str:
+    """For a cell that called input() (or stopped at a debugger): nobody can type while grading."""
+    if not error.startswith("StdinNotImplementedError"):
+        return ""
+    return " (input() or a debugger waits for typing, and nobody types while grading: the cells after it still ran)"
 
 
 def incident_notes(incidents: list[CellIncident]) -> list[str]:
