@@ -54,8 +54,7 @@ PARITY = [
     ("tree", "bug_strict_cutoff", "messy"),
     ("tictactoe", "correct_fail_hard", "messy"),
     ("negamax", "fail_hard", "colab"),
-    ("connect4", "correct_seed", "vscode_old"),
-]
+]  # connect4's and agents' notebooks take habits in their own labs' notebook tests
 
 
 @pytest.mark.parametrize(("lab_name", "fixture", "habit"), [(*row, "")[:3] for row in PARITY])
