@@ -112,7 +112,9 @@ def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_p
     told both, with what to do."""
     lab, spec = tree
     cells = ["%%writefile sol.py\n" + (PROJECT / "reference" / "solutions" / "tree.py").read_text(), "%load sol.py"]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [*cells, "import helpers"]])
+    timed = "%%timeit -n 1 -r 1\ndef alphabeta(node, alpha, beta, max_player):\n    return 4"
+    cells = [*cells, "import helpers", timed]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbformat.write(notebook, tmp_path / "load.ipynb")
     report = grade_submission(tmp_path / "load.ipynb", lab, spec, seed=1)
     load = report.tests[0].output
@@ -121,6 +123,7 @@ def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_p
     assert "or use `%run sol.py`" in load
     assert "No module named 'helpers' (only the notebook is graded: if helpers.py is a file of yours" in load
     assert "if it is a library, the grader does not have it and a `pip install` cell cannot fetch it" in load
+    assert "cell In [4] is `%%timeit`: IPython runs the cell in a namespace of its own" in load
 
 
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):

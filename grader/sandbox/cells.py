@@ -18,8 +18,9 @@ class CellIncident:
     """A code cell that did not simply run: it `raised`, was `interrupted` at a time limit
     (`detail` names it), `caught` its interrupt and finished, was `stopped` (it went on
     after its interrupt: loading fails), was `skipped` (it killed the kernel, or could not
-    be run), was `not_run` (the loading time ran out first), or `loaded` a file with `%load`
-    (`detail`: its argument), which runs none of it. `number` is Jupyter's `In [n]`."""
+    be run), was `not_run` (the loading time ran out first), `loaded` a file with `%load`
+    (`detail`: its argument), which runs none of it, or was `timed`: a `%%timeit` cell
+    whose definitions are gone after it. `number` is Jupyter's `In [n]`."""
 
     number: int
     kind: str
@@ -39,6 +40,9 @@ class CellIncident:
             "loaded": f"{where} is `%load {self.detail}`: run as part of the notebook it only puts the file's "
             f"text into the cell and runs none of it (as Jupyter's Run All does); run that cell once more "
             f"before saving, or use `%run {self.detail}`",
+            "timed": f"{where} is `%%timeit`: IPython runs the cell in a namespace of its own, so what it "
+            f"defines is gone after it (in Jupyter too); take `%%timeit` off the cell that defines your "
+            f"functions and time a call in a cell of its own",
         }[self.kind] + (missing_module_hint(self.detail) + typing_hint(self.detail) if self.kind == "raised" else "")
 
 
@@ -91,6 +95,16 @@ def load_magic(source: str) -> str | None:
     if not lines or not lines[0].lstrip().startswith("%load "):
         return None
     return lines[0].split(None, 1)[1].strip()[:200] or None
+
+
+def timed_definitions(source: str) -> bool:
+    """Whether a cell is IPython's `%%timeit` around a `def` or `class`: timeit runs the
+    cell in a namespace of its own, so a student who timed the cell that defines the
+    solution has no solution after it, and was told only that none was defined."""
+    lines = [line for line in source.splitlines() if line.strip()]
+    if not lines or not lines[0].lstrip().startswith("%%timeit"):
+        return False
+    return any(line.startswith(("def ", "class ", "async def ")) for line in lines[1:])
 
 
 def not_run(rest: list[tuple[int, int]], skip: set[int], limit: Limit) -> list[CellIncident]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from . import kernel_zygote
-from .cells import CellIncident, CellWatchdog, load_magic, not_run
+from .cells import CellIncident, CellWatchdog, load_magic, not_run, timed_definitions
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, Timeout, WorkerFailure, as_deadline
 from .cpu_clock import CpuMeter, NotStarted
@@ -298,9 +298,12 @@ class KernelWorker:
                     self.incidents.append(CellIncident(number, "raised", text))
             if interrupted is not None and not errors:
                 self.incidents.append(CellIncident(number, "caught", interrupted.says))
-            loaded = load_magic(str(self.client.nb.cells[index].get("source", "")))
+            source = str(self.client.nb.cells[index].get("source", ""))
+            loaded = load_magic(source)
             if loaded is not None and not errors:
                 self.incidents.append(CellIncident(number, "loaded", loaded))
+            if timed_definitions(source) and not errors:
+                self.incidents.append(CellIncident(number, "timed"))
 
     def start_observer(self, setup: dict, timeout: Timeout) -> dict | WorkerFailure:
         """Run the observer in the kernel and wait for its first message within `deadline`.
