@@ -31,7 +31,7 @@ from grader.results import GradeReport
 from grader.spec import SpecError, load_spec, spec_path
 from reference.agents import BUGS, VARIANTS, true_payoff
 
-from .notebook_builder import notebook_from_py
+from .notebook_builder import notebook_from_py, student_notebook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 SEED = 1
@@ -290,7 +290,10 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab, short_spec, grade, name)
 
 @pytest.mark.slow
 def test_the_solution_notebook_gets_full_marks(tmp_path, lab, short_spec):
-    notebook = notebook_from_py(SOLUTIONS_DIR / "agents.py", tmp_path / "agents.ipynb")
+    """Saved by Colab (its metadata, attachments, widget state, a drive.mount cell), after
+    the course skeleton's cells, which its own cells redefine."""
+    skeleton = exercise_notebook_path("agents")
+    notebook = student_notebook(SOLUTIONS_DIR / "agents.py", tmp_path / "agents.ipynb", "colab", skeleton)
     report = grade_submission(notebook, lab, short_spec, seed=SEED)
     assert report.score == report.max_score, explain(report)
 

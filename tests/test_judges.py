@@ -209,6 +209,13 @@ def test_negamax_counter_never_incremented_fails_nodes_only() -> None:
     assert "num_value_call is still 0" in judgement.verdicts["nodes"].message
 
 
+def test_negamax_search_answered_without_searching_is_told_about_remembered_results() -> None:
+    """A table kept between calls answers a state without one call of next_states."""
+    case = nim_value_case()
+    verdict = negamax_judges.judge_search([value_observation(1, 1, [])], case).verdicts["nodes"]
+    assert not verdict.passed and "It answered without searching: from results remembered" in verdict.message
+
+
 def test_negamax_move_passes_an_optimal_move_only() -> None:
     optimal = NIM.encode(((1, 1), 1))
     case = MoveCase(NIM_START, 1, (optimal,))

@@ -21,6 +21,7 @@ import pytest
 
 from grader.grading import grade_submission
 from grader.labs import get_lab
+from grader.sandbox.cells import CellIncident, incident_notes
 from grader.sandbox.deadline import Deadline
 from grader.sandbox.isolation import detect_isolation
 from grader.sandbox.notebook import KernelWorker, genuine_peer
@@ -344,3 +345,21 @@ def test_cells_are_numbered_as_jupyter_shows_them_and_each_incident_is_named(tmp
     assert "cell In [1] raised ModuleNotFoundError: No module named 'not_a_module'" in load
     assert "cell In [2] ran past the time limit of 2 s of CPU time per notebook cell and was interrupted" in load
     assert ("cell In [3] killed the kernel; it was skipped and the notebook run again without it") in load
+
+
+def test_a_missing_modules_advice_is_given_once_and_an_empty_message_leaves_no_colon():
+    """Pure: a notebook that imports a missing library in several cells gets its advice at
+    the first of them; an exception without a message is named alone."""
+    missing = "ModuleNotFoundError: No module named 'tqdm'"
+    notes = incident_notes(
+        [
+            CellIncident(1, "raised", missing),
+            CellIncident(4, "raised", "NotImplementedError"),
+            CellIncident(9, "raised", missing),
+        ]
+    )
+    assert "a `pip install` cell cannot fetch it (no network while grading)" in notes[0]
+    assert notes[1] == "cell In [4] raised NotImplementedError"
+    assert notes[2] == f"cell In [9] raised {missing} (as above)"
+    (typed,) = incident_notes([CellIncident(2, "raised", "StdinNotImplementedError: raw_input was called")])
+    assert typed.endswith("nobody types while grading: the cells after it still ran)")

@@ -17,7 +17,7 @@ from grader.lab_setup import load_lab
 from grader.labs import get_lab
 from grader.spec import load_spec, spec_path
 
-from .notebook_builder import notebook_from_file, notebook_from_py
+from .notebook_builder import notebook_from_file, notebook_from_py, student_notebook
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"
@@ -48,21 +48,33 @@ PARITY = [
     ("negamax", "first_successor"),
     ("tictactoe", "correct_fail_hard"),
     ("tictactoe", "correct_own_helpers"),
-]
+    ("tree", "correct_thread_pool"),  # its breakpoint() is ignored in the kernel too
+    # (lab, fixture, a habit of notebook_builder.HABITS: the notebook as students leave it, after
+    # the course's skeleton notebook's cells)
+    ("tree", "bug_strict_cutoff", "messy"),
+    ("tictactoe", "correct_fail_hard", "messy"),
+    ("negamax", "fail_hard", "colab"),
+]  # connect4's and agents' notebooks take habits in their own labs' notebook tests
 
 
-@pytest.mark.parametrize(("lab_name", "fixture"), PARITY)
-def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture):
+@pytest.mark.parametrize(("lab_name", "fixture", "habit"), [(*row, "")[:3] for row in PARITY])
+def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture, habit):
     py = FIXTURES / lab_name / f"{fixture}.py"
     if not py.exists():
         pytest.skip(f"no fixture {py.name} for lab {lab_name}")
     lab, spec = get_lab(lab_name), load_spec(spec_path(lab_name))
-    notebook = notebook_from_py(py, tmp_path / f"{fixture}.ipynb")
+    target = tmp_path / f"{fixture}.ipynb"
+    skeleton = PROJECT / "exercises" / lab_name / "lab.ipynb"
+    notebook = student_notebook(py, target, habit, skeleton) if habit else notebook_from_py(py, target)
     as_py = grade_submission(py, lab, spec, seed=5)
     as_nb = grade_submission(notebook, lab, spec, seed=5)
     assert scores(as_nb) == scores(as_py)
     assert [(t.name, t.passed) for t in as_nb.tests] == [(t.name, t.passed) for t in as_py.tests]
     assert [t.diagnoses for t in as_nb.tests] == [t.diagnoses for t in as_py.tests]  # the same likely causes
+    if habit == "messy":  # each cell error is said, and the cells after it ran
+        load = as_nb.tests[0].output
+        for said in ("raised NameError", "raised AssertionError: my own test", "raised SystemExit: stop here"):
+            assert said in load, load
 
 
 FROM_FILE = [  # (lab, submission, how the notebook brings in the file a cell wrote)
@@ -100,7 +112,9 @@ def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_p
     told both, with what to do."""
     lab, spec = tree
     cells = ["%%writefile sol.py\n" + (PROJECT / "reference" / "solutions" / "tree.py").read_text(), "%load sol.py"]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [*cells, "import helpers"]])
+    timed = "%%timeit -n 1 -r 1\ndef alphabeta(node, alpha, beta, max_player):\n    return 4"
+    cells = [*cells, "import helpers", timed]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbformat.write(notebook, tmp_path / "load.ipynb")
     report = grade_submission(tmp_path / "load.ipynb", lab, spec, seed=1)
     load = report.tests[0].output
@@ -108,6 +122,8 @@ def test_a_load_magic_and_a_module_beside_the_notebook_are_explained(tree, tmp_p
     assert "cell In [2] is `%load sol.py`: run as part of the notebook it only puts" in load
     assert "or use `%run sol.py`" in load
     assert "No module named 'helpers' (only the notebook is graded: if helpers.py is a file of yours" in load
+    assert "if it is a library, the grader does not have it and a `pip install` cell cannot fetch it" in load
+    assert "cell In [4] is `%%timeit`: IPython runs the cell in a namespace of its own" in load
 
 
 def test_notebook_with_magics_input_widgets_and_missing_run_gets_full_marks(tree, tmp_path):

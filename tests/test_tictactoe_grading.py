@@ -93,6 +93,8 @@ CORRECT = (
     "correct_without_helpers",  # defines none of the given helpers: the grader provides them
     "correct_solver_class",  # maximize / minimize / minimax are bound methods of one object
     "correct_numpy_scalars",  # np.int64 utilities and counts, np.bool_ from game_over
+    "correct_static_thread",  # static methods of a class, the search on a threading.Thread
+    "correct_match_statement",  # one search for both players, `match` statements
 )
 
 

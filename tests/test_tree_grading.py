@@ -112,6 +112,8 @@ CORRECT = (
     "correct_try_except",  # graph[node] in try/except, an extra optional argument
     "correct_generator_class",  # a bound method, `yield from` the children, a dataclass window
     "correct_numpy_defaults",  # numpy infinities and np.float64 results, default arguments
+    "correct_thread_pool",  # searched on a worker thread, recursion limit raised, a breakpoint() left in
+    "correct_match_protocol",  # typing.Protocol, a class of static methods, match statements
 )
 
 
@@ -265,6 +267,34 @@ BUGS = (
         EVERYTHING,
         "state_between_calls",
         {"value": "Likely cause: Your function keeps state between calls", "nodes": "read 0 nodes, not the 27"},
+    ),
+    # Move ordering where the tree fixes the order (leaves first): same values, other reads.
+    BugCase(
+        "bug_move_ordering",
+        SEARCH_ORDER,
+        None,
+        {"nodes": "(2 fewer)", "pruned": "You read b2 before b0, which graph['a0'] lists first"},
+    ),
+    # An iterative deepening wrapper: its shallow rounds read level by level, and more.
+    BugCase(
+        "bug_iterative_deepening",
+        SEARCH_ORDER,
+        None,
+        {"pruned": "You read b1 before the reference's c0, deeper in an earlier sibling's subtree"},
+    ),
+    # The search in a worker process: right values, reads the grader can't see (threads are fine).
+    BugCase(
+        "bug_process_pool",
+        SEARCH_ORDER,
+        None,
+        {"nodes": "and not in another process (multiprocessing, a ProcessPoolExecutor"},
+    ),
+    # pdb.set_trace() left in: every call quits at the debugger nobody can type at.
+    BugCase(
+        "bug_pdb_left_in",
+        EVERYTHING,
+        None,
+        {"value": "raised BdbQuit (a debugger stop, pdb.set_trace(), was left in the code"},
     ),
     # Leaf siblings are read before their turn: more reads, same values.
     BugCase(

@@ -39,6 +39,16 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# Errors of code that waits for someone to type (a debugger stop, input()): nobody types while grading.
+WAITS_FOR_TYPING = {
+    "BdbQuit": " (a debugger stop, pdb.set_trace(), was left in the code: nobody can type at it while grading, "
+    "so it quits; remove it)",
+    "StdinNotImplementedError": " (input() or a debugger stop waits for typing, and nobody can type while "
+    "grading; remove it from your functions)",
+    "EOFError": " (if this is input() or a debugger stop: nobody can type while grading; remove it)",
+}
+
+
 def describe_error(error: dict) -> str:
     """An exception from student code, with its traceback trimmed to the student's frames."""
     if error.get("exit"):
@@ -46,6 +56,7 @@ def describe_error(error: dict) -> str:
     else:
         message = error.get("message", "")
         head = f"{error.get('type', 'Exception')}: {message}" if message else str(error.get("type", "Exception"))
+    head += WAITS_FOR_TYPING.get(str(error.get("type")), "")
     lines = [head]
     for frame in error.get("frames", []):
         file, line, name, text, *repeats = frame

@@ -35,6 +35,9 @@ def serve_confined(read_fd, write_fd):
             pass
     sys.path.extend(path for path in setup["site_paths"] if path not in sys.path)
     runtime, handler = _abgrade_install_probe(setup)  # type: ignore[name-defined]  # noqa: F821 - defined by probe_install.py above
+    # a `breakpoint()` left in the code stops nothing while grading (PYTHONBREAKPOINT=0 would, but -I
+    # ignores it): nobody can type at the debugger, which quit with BdbQuit in every case
+    sys.breakpointhook = lambda *args, **kwargs: None
     _abgrade_seed_random(setup.get("random_seed"))  # type: ignore[name-defined]  # noqa: F821 - defined by student_random.py above
     channel = runtime.Channel(reader, write_fd)
     runtime.serve(channel, setup, handler)

@@ -18,8 +18,9 @@ class CellIncident:
     """A code cell that did not simply run: it `raised`, was `interrupted` at a time limit
     (`detail` names it), `caught` its interrupt and finished, was `stopped` (it went on
     after its interrupt: loading fails), was `skipped` (it killed the kernel, or could not
-    be run), was `not_run` (the loading time ran out first), or `loaded` a file with `%load`
-    (`detail`: its argument), which runs none of it. `number` is Jupyter's `In [n]`."""
+    be run), was `not_run` (the loading time ran out first), `loaded` a file with `%load`
+    (`detail`: its argument), which runs none of it, or was `timed`: a `%%timeit` cell
+    whose definitions are gone after it. `number` is Jupyter's `In [n]`."""
 
     number: int
     kind: str
@@ -39,13 +40,17 @@ class CellIncident:
             "loaded": f"{where} is `%load {self.detail}`: run as part of the notebook it only puts the file's "
             f"text into the cell and runs none of it (as Jupyter's Run All does); run that cell once more "
             f"before saving, or use `%run {self.detail}`",
-        }[self.kind] + (missing_module_hint(self.detail) if self.kind == "raised" else "")
+            "timed": f"{where} is `%%timeit`: IPython runs the cell in a namespace of its own, so what it "
+            f"defines is gone after it (in Jupyter too); take `%%timeit` off the cell that defines your "
+            f"functions and time a call in a cell of its own",
+        }[self.kind] + (missing_module_hint(self.detail) + typing_hint(self.detail) if self.kind == "raised" else "")
 
 
 def missing_module_hint(error: str) -> str:
     """For a cell that raised `ModuleNotFoundError: No module named 'x'`: only the notebook
     is graded, so a file x.py the student kept beside it is not there (a library the
-    grader lacks reads the same, hence the "if")."""
+    grader lacks reads the same, hence the "if"). A library (tqdm, matplotlib) can't be
+    installed from a cell either: the kernel has no network."""
     prefix = "ModuleNotFoundError: No module named "
     if not error.startswith(prefix):
         return ""
@@ -54,8 +59,34 @@ def missing_module_hint(error: str) -> str:
         return ""
     return (
         f" (only the notebook is graded: if {name}.py is a file of yours beside it, put its code in a "
-        f"cell, or write it from a cell with `%%writefile {name}.py` before the import)"
+        f"cell, or write it from a cell with `%%writefile {name}.py` before the import; if it is a "
+        f"library, the grader does not have it and a `pip install` cell cannot fetch it (no network "
+        f"while grading): a cell that only draws, times or shows progress with it may fail at no cost, "
+        f"but your functions must not need it)"
     )
+
+
+def typing_hint(error: str) -> str:
+    """For a cell that called input() (or stopped at a debugger): nobody can type while grading."""
+    if not error.startswith("StdinNotImplementedError"):
+        return ""
+    return " (input() or a debugger waits for typing, and nobody types while grading: the cells after it still ran)"
+
+
+def incident_notes(incidents: list[CellIncident]) -> list[str]:
+    """Each incident's note, a missing module's advice only at the first cell that needed
+    it (a notebook that imports matplotlib in three cells got the same paragraph three
+    times, and the summary's first lines were all that)."""
+    said: set[str] = set()
+    notes = []
+    for incident in incidents:
+        note = incident.note
+        hint = missing_module_hint(incident.detail) if incident.kind == "raised" else ""
+        if hint and hint in said:
+            note = note[: -len(hint)] + " (as above)"
+        said.add(hint)
+        notes.append(note)
+    return notes
 
 
 def load_magic(source: str) -> str | None:
@@ -64,6 +95,16 @@ def load_magic(source: str) -> str | None:
     if not lines or not lines[0].lstrip().startswith("%load "):
         return None
     return lines[0].split(None, 1)[1].strip()[:200] or None
+
+
+def timed_definitions(source: str) -> bool:
+    """Whether a cell is IPython's `%%timeit` around a `def` or `class`: timeit runs the
+    cell in a namespace of its own, so a student who timed the cell that defines the
+    solution has no solution after it, and was told only that none was defined."""
+    lines = [line for line in source.splitlines() if line.strip()]
+    if not lines or not lines[0].lstrip().startswith("%%timeit"):
+        return False
+    return any(line.startswith(("def ", "class ", "async def ")) for line in lines[1:])
 
 
 def not_run(rest: list[tuple[int, int]], skip: set[int], limit: Limit) -> list[CellIncident]:

@@ -112,3 +112,12 @@ def _abgrade_exit_raises():
         raise SystemExit(message)
 
     get_ipython().ask_exit = ask_exit  # type: ignore[name-defined]  # noqa: F821 - defined inside IPython
+
+
+def _abgrade_ignore_breakpoints():
+    """Run in the kernel before any cell: a `breakpoint()` left in a function stops nothing
+    while grading (as PYTHONBREAKPOINT=0 makes it; nobody can type at the debugger, which
+    quit with BdbQuit in every case). Same as the `.py` worker (bootstrap.py)."""
+    import sys
+
+    sys.breakpointhook = lambda *args, **kwargs: None

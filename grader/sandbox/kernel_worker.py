@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..spec.model import Limits
 from . import kernel_zygote
-from .cells import CellIncident, CellWatchdog, load_magic, not_run
+from .cells import CellIncident, CellWatchdog, load_magic, not_run, timed_definitions
 from .cgroup import StudentCgroups
 from .channel import FramedChannel, Timeout, WorkerFailure, as_deadline
 from .cpu_clock import CpuMeter, NotStarted
@@ -100,6 +100,7 @@ class KernelWorker:
         # the kernel command is ours (this interpreter, wrapped in the isolation), not a kernelspec's
         cap_output = _CAP_SOURCE + f"\n_abgrade_cap_output({int(limits.output_bytes)})\ndel _abgrade_cap_output\n"
         cap_output += "_abgrade_exit_raises()\ndel _abgrade_exit_raises\n"
+        cap_output += "_abgrade_ignore_breakpoints()\ndel _abgrade_ignore_breakpoints\n"
         cap_output += preload_source(preload)
         cap_output += seed_source(random_seed)
         argv = [
@@ -292,13 +293,17 @@ class KernelWorker:
                 if output.get("ename") == "KeyboardInterrupt" and interrupted is not None:
                     self.incidents.append(CellIncident(number, "interrupted", interrupted.says))
                 else:
-                    text = f"{output.get('ename')}: {output.get('evalue', '')}"[:300]
+                    evalue = str(output.get("evalue") or "")
+                    text = (f"{output.get('ename')}: {evalue}" if evalue else str(output.get("ename")))[:300]
                     self.incidents.append(CellIncident(number, "raised", text))
             if interrupted is not None and not errors:
                 self.incidents.append(CellIncident(number, "caught", interrupted.says))
-            loaded = load_magic(str(self.client.nb.cells[index].get("source", "")))
+            source = str(self.client.nb.cells[index].get("source", ""))
+            loaded = load_magic(source)
             if loaded is not None and not errors:
                 self.incidents.append(CellIncident(number, "loaded", loaded))
+            if timed_definitions(source) and not errors:
+                self.incidents.append(CellIncident(number, "timed"))
 
     def start_observer(self, setup: dict, timeout: Timeout) -> dict | WorkerFailure:
         """Run the observer in the kernel and wait for its first message within `deadline`.
@@ -318,7 +323,8 @@ class KernelWorker:
             server.setblocking(False)
             code = _BOOTSTRAP + (
                 f"\n_abgrade_boot({path!r}, {secret!r}, {setup!r})\n"
-                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output, _abgrade_exit_raises\n"
+                "del _abgrade_boot, _abgrade_install_probe, _abgrade_cap_output, _abgrade_exit_raises, "
+                "_abgrade_ignore_breakpoints\n"
             )
             self._bootstrap_id = self.client.kc.execute(
                 one_line_cell(code, "bootstrap"), silent=True, store_history=False, allow_stdin=False

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..spec.model import Limits
-from .cells import CellIncident, not_run
+from .cells import CellIncident, incident_notes, not_run
 from .channel import WorkerFailure
 from .deadline import Deadline, backstop, backstop_text, cpu_limit_text
 from .identity import hand_over
@@ -185,7 +185,7 @@ class NotebookSession(Session):
         return self.within_submission(load, worker)
 
     def _notes(self, worker: KernelWorker | None) -> list[str]:
-        notes = [incident.note for incident in self.incidents]
+        notes = incident_notes(self.incidents)
         budget = worker.budget.note() if worker is not None else None
         return list(dict.fromkeys(notes + ([budget] if budget else [])))
 

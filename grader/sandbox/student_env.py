@@ -26,6 +26,10 @@ def scrubbed_env(workdir: Path) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MPLBACKEND": "Agg",
+        # a notebook's `!pip install x` / `%pip install x` (the student process has no network):
+        # without an index pip fails at once, where it retried its connection for about 20 s
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # needed by some CPUs' OpenBLAS
         if key in os.environ:

@@ -267,6 +267,15 @@ def counter_check(counter: Any, expected: int, call: str) -> tuple[bool, str]:
     )
 
 
+# A search that answers an unfinished state without one call of next_states answered from memory.
+REMEMBERED = (
+    " It answered without searching: from results remembered from an earlier call? This lab counts "
+    "the calls of a plain alpha-beta search, so a table kept between calls (a dict of results, "
+    "functools.lru_cache) costs the nodes check, and across games it answers one game's states with "
+    "another's values (the grader plays several games whose states look alike)."
+)
+
+
 def first_divergence_text(game: Game, seen: list, expansions: int, expected: tuple) -> str | None:
     """Where the student's calls of `next_states` first part from the reference's, or None.
     The observer keeps a prefix of very long traces; then only that prefix is compared."""
@@ -282,10 +291,11 @@ def first_divergence_text(game: Game, seen: list, expansions: int, expected: tup
             f"the reference's on {one_line(game, reference[index])}."
         )
     if index >= len(seen):
-        return (
+        text = (
             f"Your search stopped after {counted(len(seen), 'call')} of next_states; the reference goes on "
             f"with {one_line(game, reference[index])}."
         )
+        return text + (REMEMBERED if not seen else "")
     return f"After the reference's last call of next_states, your search went on with {one_line(game, seen[index])}."
 
 

@@ -16,7 +16,9 @@ READS = "distinct nodes read (expanded or opened)"
 NO_READS_HINT = (
     "Your function read no node through graph[node] or terminal_nodes[leaf]: "
     "it must look the tree up in those two globals at each call, not in a copy, and not answer from "
-    "results remembered from an earlier call (functools.lru_cache or a dict of results keeps another tree's answers)."
+    "results remembered from an earlier call (functools.lru_cache or a dict of results keeps another tree's answers), "
+    "and not in another process (multiprocessing, a ProcessPoolExecutor: the grader sees the reads of the process "
+    "it called; threads are fine)."
 )
 
 

@@ -94,5 +94,35 @@ def judge_pruned(
         + (", ".join(f"Pruning Node -> {n}" for n in pruned_roots) or "nothing")
         + (f"; pruned set: {{{', '.join(pruned)}}}." if pruned else ".")
     )
-    verdict = check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=summary)
+    note = order_note(tree, reads, expected_order)
+    extra = f"{note}\n{summary}" if note else summary
+    verdict = check_expansions(reads, expected_order, diagnoses=sorted(bugs()), extra=extra)
     return replace(verdict, hint=NO_READS_HINT) if not reads else verdict
+
+
+def order_note(tree: GameTree, reads: list[str], expected_order: list[str]) -> str:
+    """Why the first read that differs is out of order, when the tree says it: a child read
+    before an earlier sibling (the children were sorted or shuffled: move ordering), or a
+    node read before the reference has finished the subtree of an earlier sibling of it
+    (a search level by level, as iterative deepening does). Empty when neither."""
+    index = next((i for i, (a, b) in enumerate(zip(reads, expected_order)) if a != b), None)
+    known = set(tree.nodes())
+    if index is None or reads[index] not in known or expected_order[index] not in known:
+        return ""
+    yours, theirs = reads[index], expected_order[index]
+    parent = tree.parent(yours)
+    if parent is not None and parent == tree.parent(theirs):
+        children = tree.to_mapping()[0][parent]
+        if children.index(yours) > children.index(theirs):
+            return (
+                f"You read {yours} before {theirs}, which graph[{parent!r}] lists first: alpha-beta reads the "
+                f"children in the order graph lists them (sorting them, move ordering, or a search level by "
+                f"level, as iterative deepening does, changes what is pruned)."
+            )
+    if parent is not None and tree.depth(yours) < tree.depth(theirs) and theirs in tree.subtree(parent):
+        return (
+            f"You read {yours} before the reference's {theirs}, deeper in an earlier sibling's subtree: alpha-beta "
+            f"finishes each child's subtree before it reads the next child (a search level by level, as "
+            f"iterative deepening does, reads in another order and reads more)."
+        )
+    return ""
