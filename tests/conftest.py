@@ -31,6 +31,53 @@ settings.register_profile("abgrade", deadline=None, suppress_health_check=[Healt
 settings.load_profile("abgrade")
 
 
+# The test files that take longest, slowest first: the per-file sums of a whole run's
+# junit report (2026-11-27, at a load average of 20 to 30: 1,426 s for the connect4 lab's
+# file down to 112 s for test_kernel_ahead.py; README "Tests"). pyproject runs the suite
+# with `--dist loadfile --no-loadscope-reorder`: xdist hands out whole files in collection
+# order (test_specs_verify.py, split from test_cli.py, counted by its one test), so the long
+# files start at once and the short ones fill each worker's end (longest first, the rule
+# that ends the three workers together). A file not named here runs after these, in
+# alphabetical order; a wrong or missing name only costs time, never a test.
+SLOWEST_FIRST = (
+    "test_connect4_lab.py",
+    "test_agents_lab.py",
+    "test_specs_verify.py",
+    "test_same_score.py",
+    "test_load_independence.py",
+    "test_batch.py",
+    "test_negamax_grading.py",
+    "test_notebooks.py",
+    "test_conventions.py",
+    "test_student_randomness.py",
+    "test_gradescope_seed.py",
+    "test_feedback_every_lab.py",
+    "test_student_wheel.py",
+    "test_tree_folder_lab.py",
+    "test_dask_batch.py",
+    "test_reference_connect4.py",
+    "test_forged_counts.py",
+    "test_security.py",
+    "test_notebook_hostile.py",
+    "test_tree_grading.py",
+    "test_reference_agents.py",
+    "test_cli.py",
+    "test_channel.py",
+    "test_counterexamples.py",
+    "test_batch_memory.py",
+    "test_dask_trust.py",
+    "test_tictactoe_grading.py",
+    "test_cli_papercuts.py",
+    "test_kernel_ahead.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The collected tests in SLOWEST_FIRST's order of files (each file's own order kept)."""
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def submission_path(name: str | Path) -> Path:
     """A str names a fixture of tests/fixtures/tree (without `.py`); a Path is used as is."""
     return name if isinstance(name, Path) else TREE_SUBMISSIONS / f"{name}.py"

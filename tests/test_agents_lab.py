@@ -321,7 +321,7 @@ def test_the_skeleton_imports_the_environments_as_the_chapter_does():
 
 
 @pytest.mark.slow
-# That the stored expectations are the references' is test_cli.py's
+# That the stored expectations are the references' is test_specs_verify.py's
 # test_specs_verify_exits_0 (`abgrade specs verify` runs lab.verify on specs/agents.yaml and
 # names a stale one's line): run once there, not again here (it runs every reference search).
 

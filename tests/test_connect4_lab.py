@@ -267,7 +267,7 @@ def test_the_checked_in_exercises_are_generated_from_the_solution():
     assert exercise_notebook_path("connect4").read_text() == exercise_notebook_text("connect4")
 
 
-# That the stored expectations are the references' is test_cli.py's
+# That the stored expectations are the references' is test_specs_verify.py's
 # test_specs_verify_exits_0 (`abgrade specs verify` runs lab.verify on specs/connect4.yaml and
 # names a stale one's line): run once there, not again here (it runs every reference search).
 

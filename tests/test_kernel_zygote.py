@@ -6,8 +6,10 @@ reach, and grading that goes on the usual way when the zygote can't start or die
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -270,3 +272,31 @@ def test_a_forked_kernel_starts_with_the_zygotes_imports_frozen_and_collects_its
     finally:
         worker.close()
         identity.release()
+
+
+def _stub_zygote(messages: list[dict]) -> kernel_zygote.KernelZygote:
+    """A zygote whose process says it is ready, sends `messages` and ends (a real process on
+    the real control socket; no kernel is imported)."""
+    lines = [{"ready": 0}, *messages]
+
+    def command(fd: int) -> list[str]:
+        send = "".join(f"s.sendall({(json.dumps(m) + chr(10)).encode()!r})\n" for m in lines)
+        return [sys.executable, "-c", f"import socket\ns = socket.socket(fileno={fd})\n{send}"]
+
+    return kernel_zygote.KernelZygote(command)
+
+
+def test_a_kernel_whose_zygote_ended_is_not_alive_and_keeps_the_status_it_was_sent():
+    """A zygote that ends sends no more exit statuses, and its forks die with it: a kernel
+    it forked must not look alive for ever (a grading then waited on it for good)."""
+    zygote = _stub_zygote([{"exit": 4242, "status": 3}])
+    try:
+        deadline = time.monotonic() + 60  # the stub's end, read by the zygote's thread
+        while not zygote.ended() and time.monotonic() < deadline:
+            zygote.wait_for_exit(0.1)
+        assert zygote.ended() and not zygote.alive
+        assert kernel_zygote.ZygoteKernel(zygote, 4242).poll() == 3  # what it was sent stays
+        assert kernel_zygote.ZygoteKernel(zygote, 4243).poll() == -signal.SIGKILL
+        assert kernel_zygote.ZygoteKernel(zygote, 4243).wait(timeout=1) == -signal.SIGKILL
+    finally:
+        zygote.close()

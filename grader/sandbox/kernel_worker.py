@@ -444,6 +444,7 @@ class KernelWorker:
                 self.client.kc.stop_channels()
         except Exception:  # noqa: BLE001 - best effort: the private folder goes anyway
             pass
+        self._release_zmq()
         try:
             os.close(self._out_w)
         except OSError:
@@ -451,6 +452,33 @@ class KernelWorker:
         self.output.finish()
         self.cgroup.remove()
         shutil.rmtree(self.private, ignore_errors=True)
+
+    def _release_zmq(self) -> None:
+        """Close the kernel manager's control socket and end the ZeroMQ contexts the
+        manager and the client made, now. Left to the collector, they lived on in the
+        worker's reference cycles, and one that lasted to the interpreter's exit could hang
+        it for good: pyzmq leaves its sockets open at exit, and jupyter_client's __del__
+        then ends the context, which waits for every socket to close (a test run sat in
+        zmq's poll after its last test, no kernel alive)."""
+        contexts = []
+        client = self.client.kc
+        if client is not None and getattr(client, "_created_context", False):
+            contexts.append(client.context)
+        control = getattr(self.km, "_control_socket", None)
+        if control is not None:
+            try:
+                control.close(linger=0)
+            except Exception:  # noqa: BLE001 - closed already
+                pass
+            self.km._control_socket = None
+        if getattr(self.km, "_created_context", False):
+            contexts.append(self.km.context)
+        for context in contexts:
+            try:
+                if not context.closed:
+                    context.destroy(linger=0)  # its sockets closed at once, then the context ended
+            except Exception:  # noqa: BLE001 - best effort, as the rest of close()
+                pass
 
 
 def import_jupyter() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -57,6 +58,10 @@ class ZygoteKernel:
     def poll(self) -> int | None:
         if self.returncode is None:
             self.returncode = self.zygote.exit_status(self.pid)
+        if self.returncode is None and self.zygote.ended():
+            # no exit status will ever come, and a fork dies with its zygote (PR_SET_PDEATHSIG):
+            # without this the kernel looked alive forever, and a grading waited on it for good
+            self.returncode = -signal.SIGKILL
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
@@ -95,6 +100,7 @@ class KernelZygote:
         self._exits: dict[int, int] = {}
         self._next_id = 0
         self.alive = False
+        self._ended = False  # its control socket reached its end (after the last message)
         self.pid = 0
         self.problem: str | None = None
         self.process: subprocess.Popen | None = None
@@ -155,6 +161,7 @@ class KernelZygote:
                         pass
                 self.problem = self.problem or f"it ended{': ' + said.splitlines()[-1] if said else ''}"
             self.alive = False
+            self._ended = True
             self._changed.notify_all()
 
     def _take(self, message: dict) -> None:
@@ -212,6 +219,11 @@ class KernelZygote:
     def exit_status(self, pid: int) -> int | None:
         with self._lock:
             return self._exits.get(pid)
+
+    def ended(self) -> bool:
+        """The zygote is gone and every exit status it sent has been taken."""
+        with self._lock:
+            return self._ended
 
     def wait_for_exit(self, seconds: float) -> None:
         with self._lock:

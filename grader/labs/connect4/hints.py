@@ -3,6 +3,8 @@ one (`reference.connect4_search.BUGS`), and boards as feedback text."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -36,9 +38,20 @@ def board_of(encoded: Any) -> str:
 
 def replay(variant: Variant, calls: list[dict]) -> list[tuple[Any, int]]:
     """What `variant` returns and how often it calls next_states for each of the observer's
-    calls (evaluate / maxValue / minValue, cold or warm), on one search."""
+    calls (evaluate / maxValue / minValue, cold or warm), on one search. A pure function of
+    the grader's own calls (JSON, as sent), so worked out once per grader process: every
+    grading of one spec and seed asks the same (a batch; a buggy file's cases are matched
+    against every classic bug, the grader's main cost on such a file)."""
+    return list(_replay(variant, json.dumps(calls, sort_keys=True)))
+
+
+# a few hundred (value, count) pairs: each entry is small, and a spec's cases and their
+# shrunk forms number in the tens
+@functools.lru_cache(maxsize=1024)
+def _replay(variant: Variant, calls_json: str) -> tuple[tuple[Any, int], ...]:
+    calls = json.loads(calls_json)
     search = SeedSearch(game=GAME, variant=variant)
-    results = []
+    results: list[tuple[Any, int]] = []
     for call in calls:
         if not call.get("warm"):
             search.cache = {}
@@ -51,7 +64,7 @@ def replay(variant: Variant, calls: list[dict]) -> list[tuple[Any, int]]:
         else:
             value = getattr(search, call["function"])(State, call["limit"], *window)
         results.append((value, search.next_states_calls - before))
-    return results
+    return tuple(results)
 
 
 def same(seen: Any, expected: Any) -> bool:
