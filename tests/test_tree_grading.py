@@ -29,7 +29,7 @@ from grader.labs.kit.state import STATE_HINT, STATE_KEPT
 from grader.report.gradescope import results_json
 from grader.results import GradeReport
 from grader.results import TestResult as GradedTest  # (a Test* name would be collected)
-from grader.sandbox import kernel_zygote
+from grader.sandbox import kernel_zygote, worker_zygote
 from grader.spec import Spec, load_spec
 from reference.tree_bugs import BUGGY_SEARCHES, DIAGNOSIS_HINTS
 from reference.tree_search import alphabeta as reference_alphabeta
@@ -407,13 +407,26 @@ def _left_over(matches: Callable[[int, int, str], bool], wait: float = 30.0) -> 
 
 def _my_workers(pid: int, parent: int, cmdline: str) -> bool:
     """Children of this test process, except the helpers that live as long as it does once
-    used: the fork server and resource tracker of a batch pool's multiprocessing, and the
-    kernel zygote of a notebook graded earlier in this process (an earlier test file's)."""
+    used: the fork server and resource tracker of a batch pool's multiprocessing, the
+    kernel zygote of a notebook graded earlier in this process and the worker zygote of a
+    batch or zygote test run in it (an earlier test file's: which files come first on a
+    pytest worker depends on the suite's order)."""
     helpers = ("multiprocessing.forkserver", "multiprocessing.resource_tracker")
     if parent != os.getpid() or any(helper in cmdline for helper in helpers):
         return False
-    zygote = kernel_zygote._ZYGOTE
-    return not (zygote is not None and zygote.alive and pid == zygote.pid)
+    zygotes = (kernel_zygote._ZYGOTE, worker_zygote._ZYGOTE)
+    return not any(zygote is not None and zygote.alive and pid == zygote.pid for zygote in zygotes)
+
+
+def _command_lines(pids: list[int]) -> list[str]:
+    """What each left-over process is, for the failure's message."""
+    lines = []
+    for pid in pids:
+        try:
+            lines.append(f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:300])
+        except OSError:
+            lines.append(f"{pid}: (gone)")
+    return lines
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -458,7 +471,8 @@ def test_no_process_outlives_the_grading(tie_loop):
     if not re.search(r"helper process \d+ started", report.student_output):
         pytest.skip("the worker could not start a helper process here")
     assert _left_over(lambda pid, parent, cmdline: name in cmdline) == []
-    assert _left_over(_my_workers) == []
+    left = _left_over(_my_workers)
+    assert left == [], _command_lines(left)
 
 
 @needs_proc
@@ -495,7 +509,8 @@ def test_hang_at_import_fails_load_within_the_budget(import_loop):
     assert "While loading, the submission raised KeyboardInterrupt" in load.output
     assert import_loop.score == 0
     assert all("did not load" in t.output for t in import_loop.tests if t.kind != "load")
-    assert _left_over(_my_workers) == []
+    left = _left_over(_my_workers)
+    assert left == [], _command_lines(left)
 
 
 @pytest.mark.timing
