@@ -348,7 +348,7 @@ def republish(book: Gradebook, lab: str, student: str, graded: bool = True) -> s
         hints = dict(context.hints)
     else:
         found = registry.find(lab)
-        from ..labs.kit.state import with_state_hint
+        from ..checks.state_hint import with_state_hint
 
         hints = with_state_hint(found.bug_hints) if found is not None else {}
     out = book.path.parent

@@ -22,9 +22,9 @@ from html import escape
 from pathlib import Path
 
 from .. import registry
+from ..checks.state_hint import with_state_hint
 from ..counterexample import TITLE
 from ..counterexample import shown as shown_examples
-from ..labs.kit.state import with_state_hint
 from ..results import GradeReport, TestResult
 from ..text import visible_controls
 from .drawings import remembered

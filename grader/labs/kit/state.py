@@ -8,12 +8,14 @@ pure helper, a transposition table where the counts allow it) answers the same."
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ...checks.show import show
+from ...checks.state_hint import STATE_HINT, STATE_KEPT, with_state_hint
 
-STATE_KEPT = "state_between_calls"
+__all__ = ["STATE_HINT", "STATE_KEPT", "repeat_difference", "with_state_hint"]
+
 # the fields of an observation that are the call's answer (a tic-tac-toe search's triple
 # comes as choice, points and nodes; a negamax best move as move); counts the observer
 # makes, times and traces are not compared
@@ -21,14 +23,6 @@ ANSWERS = ("returned", "choice", "points", "nodes", "move")
 # the nodes a tree search (or a lab folder's search) read: the contract of those labs, so a
 # table of results kept from an earlier call, which reads less, is state kept too
 READS = "reads"
-STATE_HINT = (
-    "Your function keeps state between calls (a module-level variable never reset): reset it at the start of each call."
-)
-
-
-def with_state_hint(hints: Mapping[str, str]) -> dict[str, str]:
-    """A lab's hints and this one (every lab that asks a case again can name it)."""
-    return {**hints, STATE_KEPT: STATE_HINT}
 
 
 def repeat_difference(case: str, first: Sequence[Any], again: Sequence[Any]) -> str | None:
