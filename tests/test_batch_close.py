@@ -95,10 +95,14 @@ def leases(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[StudentIdenti
     lease = session_module.lease
 
     def recorded() -> StudentIdentity | None:
-        held = {identity.uid for identity, _ in made if identity._lease_fd is not None}
+        # held both before and after the lease: an earlier student's uid that the closing
+        # thread releases while this lease is being made (its mark at once, its lock once
+        # the student is reaped) may rightly be leased again, and is no finding
+        before = {identity.uid for identity, _ in made if identity._lease_fd is not None}
         identity = lease()
         assert identity is not None
-        made.append((identity, held))
+        after = {earlier.uid for earlier, _ in made if earlier._lease_fd is not None}
+        made.append((identity, before & after))
         return identity
 
     monkeypatch.setattr(session_module, "lease", recorded)
