@@ -65,57 +65,14 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
-from rounds import ENV, interleave, ratios, spread  # noqa: E402  (bench/rounds.py)
+from rounds import ENV, interleave, ratios, spread, tree_class  # noqa: E402  (bench/rounds.py)
 
 from grader.labs import get_lab  # noqa: E402
 from grader.spec import load_spec, spec_path  # noqa: E402
 from tests.notebook_builder import notebook_from_py  # noqa: E402
 
 SEED = 1
-# The class is a fixed list, not the fixture folder's contents: the folder grows every round
-# (s34's red team added a search in a process pool, threads and a deepening wrapper), and a
-# class that changes with it made two rounds' figures measure two classes (the s34 round's
-# first run of this bench halved its rate against s33 for that reason alone). These are the
-# tree fixtures as they were when goal 2 was first measured this way (commit 49fae0b).
-CLASS_CORRECT = (
-    "correct_fail_hard.py",
-    "correct_generator_class.py",
-    "correct_get_lookups.py",
-    "correct_iterative.py",
-    "correct_main_guard.py",
-    "correct_max_min_helpers.py",
-    "correct_negamax.py",
-    "correct_numpy_defaults.py",
-    "correct_seed_style.py",
-    "correct_shadows_builtins.py",
-    "correct_try_except.py",
-    "correct_v_from_alpha.py",
-)
-CLASS_BUGGY = (
-    "bug_alpha_never_updated.py",
-    "bug_beta_never_updated.py",
-    "bug_bound_updates_swapped.py",
-    "bug_bounds_midpoint.py",
-    "bug_fake_infinity.py",
-    "bug_hardcoded_answer.py",
-    "bug_late_cutoff.py",
-    "bug_lru_cached_search.py",
-    "bug_min_at_root.py",
-    "bug_no_alternation.py",
-    "bug_no_pruning.py",
-    "bug_reads_children_early.py",
-    "bug_returns_none.py",
-    "bug_reversed_children.py",
-    "bug_strict_cutoff.py",
-    "bug_window_not_passed.py",
-    "bug_window_swapped.py",
-    "bug_zero_initial_value.py",
-)
-SOURCES = [
-    PROJECT / "reference" / "solutions" / "tree.py",
-    *(PROJECT / "tests" / "fixtures" / "tree" / name for name in CLASS_CORRECT),
-    *(PROJECT / "tests" / "fixtures" / "tree" / name for name in CLASS_BUGGY),
-]
+SOURCES = tree_class()
 
 
 def class_folders(root: Path, count: int) -> dict[str, Path]:

@@ -30,12 +30,9 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from rounds import ENV  # noqa: E402  (bench/rounds.py)
+from rounds import ENV, tree_class  # noqa: E402  (bench/rounds.py)
 
-SOURCES = [
-    PROJECT / "reference" / "solutions" / "tree.py",
-    *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("bug_*.py")),
-]
+SOURCES = tree_class(correct=False)  # the course's solution and the fixed buggy files
 
 
 def proportional(pid: int) -> int:

@@ -37,13 +37,11 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(PROJECT))
 
+from rounds import tree_class  # noqa: E402  (bench/rounds.py)
+
 from tests.notebook_builder import notebook_from_py  # noqa: E402
 
-SOURCES = [
-    PROJECT / "reference" / "solutions" / "tree.py",
-    *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("correct_*.py")),
-    *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("bug_*.py")),
-]
+SOURCES = tree_class()
 
 
 def class_folder(root: Path, count: int) -> Path:

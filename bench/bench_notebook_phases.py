@@ -185,11 +185,9 @@ def _lab_class(base):
 
 def in_batch(count: int) -> None:
     """CPU per notebook of a real `abgrade batch` with 2 jobs: its main process, and all."""
-    sources = [
-        PROJECT / "reference" / "solutions" / "tree.py",
-        *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("correct_*.py")),
-        *sorted((PROJECT / "tests" / "fixtures" / "tree").glob("bug_*.py")),
-    ]
+    from rounds import tree_class  # bench/rounds.py, next to this script
+
+    sources = tree_class()
     with tempfile.TemporaryDirectory(prefix="s30-bench-") as root:
         folder = Path(root) / "class"
         folder.mkdir()

@@ -62,3 +62,52 @@ def spread(values: Sequence[float], unit: str = "", scale: float = 1.0, digits: 
     low, mid, high = (v * scale for v in (min(values), statistics.median(values), max(values)))
     width = 7 if digits else 6
     return f"{low:{width}.{digits}f} {mid:{width}.{digits}f} {high:{width}.{digits}f}{unit}"
+
+
+# The class the batch benches grade: a fixed list, not the fixture folder's contents. The
+# folder grows every round (s34's red team added a search in a process pool, threads and a
+# deepening wrapper), and a class that changes with it made two rounds' figures measure two
+# classes (the s34 round's first run of bench_batch.py halved its rate against s33 for that
+# reason alone). These are the tree fixtures as they were when goal 2 was first measured this
+# way (commit 49fae0b), after the course's own solution.
+TREE_CLASS_CORRECT = (
+    "correct_fail_hard.py",
+    "correct_generator_class.py",
+    "correct_get_lookups.py",
+    "correct_iterative.py",
+    "correct_main_guard.py",
+    "correct_max_min_helpers.py",
+    "correct_negamax.py",
+    "correct_numpy_defaults.py",
+    "correct_seed_style.py",
+    "correct_shadows_builtins.py",
+    "correct_try_except.py",
+    "correct_v_from_alpha.py",
+)
+TREE_CLASS_BUGGY = (
+    "bug_alpha_never_updated.py",
+    "bug_beta_never_updated.py",
+    "bug_bound_updates_swapped.py",
+    "bug_bounds_midpoint.py",
+    "bug_fake_infinity.py",
+    "bug_hardcoded_answer.py",
+    "bug_late_cutoff.py",
+    "bug_lru_cached_search.py",
+    "bug_min_at_root.py",
+    "bug_no_alternation.py",
+    "bug_no_pruning.py",
+    "bug_reads_children_early.py",
+    "bug_returns_none.py",
+    "bug_reversed_children.py",
+    "bug_strict_cutoff.py",
+    "bug_window_not_passed.py",
+    "bug_window_swapped.py",
+    "bug_zero_initial_value.py",
+)
+
+
+def tree_class(correct: bool = True, buggy: bool = True) -> list[Path]:
+    """The course's solution, then the fixed correct and buggy files asked for."""
+    folder = PROJECT / "tests" / "fixtures" / "tree"
+    names = (TREE_CLASS_CORRECT if correct else ()) + (TREE_CLASS_BUGGY if buggy else ())
+    return [PROJECT / "reference" / "solutions" / "tree.py", *(folder / name for name in names)]
