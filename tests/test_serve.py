@@ -349,8 +349,8 @@ def finished(client: subprocess.Popen, server: Served) -> tuple[str, str]:
         )
 
 
-@pytest.mark.timing
-def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Served) -> None:
+def looping_client(server: Served) -> subprocess.Popen:
+    """A served grade of a search that loops, once its student process runs (or WAIT passed)."""
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
     client = subprocess.Popen(
@@ -365,6 +365,12 @@ def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Serve
     end = time.monotonic() + WAIT
     while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
         time.sleep(0.02)
+    return client
+
+
+@pytest.mark.timing
+def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Served) -> None:
+    client = looping_client(server)
     client.send_signal(signal.SIGINT)
     _, stderr = finished(client, server)
     # the grade's Ctrl-C (130, "interrupted"); or, when the signal came before the client
@@ -381,20 +387,7 @@ def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Serve
 
 @pytest.mark.timing
 def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server: Served) -> None:
-    submission = server.folder / "loops.py"
-    submission.write_text(LOOPING)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
-        env=server.env,
-        cwd=server.cwd,
-        preexec_fn=as_a_terminal_starts_it,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    end = time.monotonic() + WAIT
-    while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
-        time.sleep(0.02)
+    client = looping_client(server)
     with open(f"/proc/{server.pid}/task/{server.pid}/children") as handle:
         (child,) = map(int, handle.read().split())
     os.kill(child, signal.SIGKILL)
