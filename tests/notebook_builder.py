@@ -159,7 +159,18 @@ def vscode_old(notebook: nbformat.NotebookNode) -> None:
         cell.metadata = {"vscode": {"languageId": "python"}} if cell.cell_type == "code" else {}
 
 
-HABITS = {"messy": messy, "colab": colab, "vscode_old": vscode_old}
+def every_habit(notebook: nbformat.NotebookNode) -> None:
+    """All of them at once: messy's cells (the widget, tqdm, %%bash, breakpoint() and
+    sys.exit() cells among them), Colab's cells and attachment, and both editors' metadata
+    (VS Code's kernelspec and language_info win; the cells keep VS Code's metadata)."""
+    messy(notebook)
+    colab(notebook)
+    saved_by_colab = dict(notebook.metadata)
+    vscode_old(notebook)
+    notebook.metadata.update({key: value for key, value in saved_by_colab.items() if key not in notebook.metadata})
+
+
+HABITS = {"messy": messy, "colab": colab, "vscode_old": vscode_old, "every": every_habit}
 
 
 def student_notebook(py: Path, target: Path, habit: str, skeleton: Path | None = None) -> Path:

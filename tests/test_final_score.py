@@ -1,5 +1,6 @@
 """One final score, everywhere (issue 22, point 3). A student graded, one day late at 10%
-a day, then given +3 points by `gradebook override`: every output (the override's and
+a day, then given +3 points by `gradebook override` (a notebook with a cell that raises):
+every output (the override's and
 the batch's terminal, grades.csv, the feedback in Markdown and HTML, class.html,
 summary.txt and summary.svg, `gradebook show` as a table, for one student and as JSON,
 and every LMS export) shows one set of numbers (graded, penalty, override, final), at
@@ -8,6 +9,7 @@ once after the override (no batch in between) and after the next batch."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -20,6 +22,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from .notebook_builder import notebook_from_py
 from .test_html_report import parse
 
 TESTS = Path(__file__).resolve().parent
@@ -27,6 +30,7 @@ TREE = TESTS / "fixtures" / "tree"
 DEADLINE = "2026-03-01T23:59:00+01:00"
 STAMPS = "student,submitted_at\nann,2026-03-02T05:00:00+01:00\nbob,2026-03-01T20:00:00+01:00\n"  # ann: 1 day late
 ROSTER = "student,name,canvas_id,email\nann,Ann Smith,501,ann@u.edu\nbob,Bob Roe,502,bob@u.edu\n"
+CELL_ERROR = "print(helper_not_defined_yet)"  # ann's first cell raises NameError; the cells after it run
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class Class:
 def graded(tmp_path_factory) -> Class:
     root = tmp_path_factory.mktemp("final")
     (root / "class").mkdir()
-    shutil.copyfile(TREE / "bug_strict_cutoff.py", root / "class" / "ann.py")
+    notebook_from_py(TREE / "bug_strict_cutoff.py", root / "class" / "ann.ipynb", before=[CELL_ERROR])
     shutil.copyfile(TREE / "correct_fail_hard.py", root / "class" / "bob.py")
     (root / "stamps.csv").write_text(STAMPS)
     (root / "roster.csv").write_text(ROSTER)
@@ -222,3 +226,26 @@ def test_the_next_batch_shows_the_same_numbers_in_the_terminal_and_every_file(gr
     assert "batch (terminal)" in seen
     assert seen == {name: graded.expected for name in seen}, seen
     assert set(finals_in_lms_exports(graded).values()) == {graded.expected.final}
+
+
+@pytest.mark.slow
+def test_one_grade_of_the_notebook_shows_one_score_in_the_terminal_json_and_html(graded):
+    """`abgrade grade` of ann's notebook (the spec's seed, not the batch's: its own random
+    cases): the terminal's score, results.json's and the HTML report's are one, and each
+    says the cell error."""
+    ann = graded.root / "class" / "ann.ipynb"
+    json_out, html_out = graded.root / "ann.json", graded.root / "ann.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", ann, "--lab", "tree", "--json", json_out, "--html", html_out],
+        cwd=graded.root, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    results = json.loads(json_out.read_text())
+    page = parse(html_out.read_text())
+    terminal = re.search(r"^Score: (\S+) / (\S+)$", done.stdout, re.M)
+    in_html = re.fullmatch(r"Score (\S+) / (\S+)", page.one("p", "total").full_text())
+    assert terminal and in_html, done.stdout
+    assert terminal.groups() == in_html.groups() == (f"{results['score']:g}", graded.expected.max_score)
+    said = "cell In [1] raised NameError: name 'helper_not_defined_yet' is not defined"
+    assert said in done.stdout and said in results["tests"][0]["output"], done.stdout
+    assert said in html.unescape(html_out.read_text())

@@ -16,13 +16,17 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
+from grader.exercises import exercise_notebook_path
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.seeding import SEED_LIMIT, Seed, chosen_seed, spec_seed
 from grader.spec import load_spec, spec_path
 
+from .notebook_builder import student_notebook
+
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"
+PROJECT = TESTS.parent
 
 # lab -> (a correct file, a buggy file, how many runs): every lab. A fresh seed per run
 # would show in the second run (the buggy files fail random cases, each on its own
@@ -94,6 +98,33 @@ def test_grade_without_seed_gives_the_same_tests_and_score_every_run(tmp_path, l
         assert all(one == seen[0] for one in seen), f"{name}: {[score for score, _, _ in seen]}"
         score, tests, _ = seen[0]
         assert (score == sum(t["max_score"] for t in json.loads(tests))) == full_marks, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", ["agents", "tree"])
+def test_a_notebook_with_every_habit_gets_full_marks_and_the_same_results_twice(tmp_path, lab):
+    """The solution as a student leaves it with every habit at once (notebook_builder's
+    `every`: an `@interact` cell, display, tqdm, %%bash, breakpoint(), sys.exit(), Colab's
+    and VS Code's metadata), after the course skeleton's cells: once it scored 0/104 on a
+    loaded machine (an `@interact` cell's reply was never seen, tests/test_notebook_widgets.py)
+    and 104/104 on the reruns."""
+    solution = PROJECT / "reference" / "solutions" / f"{lab}.py"
+    notebook = student_notebook(solution, tmp_path / f"{lab}.ipynb", "every", exercise_notebook_path(lab))
+    runs = []
+    for run in range(2):
+        out = tmp_path / f"{lab}-{run}.json"
+        done = abgrade("grade", notebook, "--lab", lab, *spec_options(lab, tmp_path), "--json", out, cwd=tmp_path)
+        assert done.returncode in (0, 1), done.stderr
+        # all of results.json but its time and what the code printed (its %time and %timeit
+        # cells print the times they measured, its %debug the kernel's temporary file, so the
+        # output limit's count of bytes shown moves by a few), and all the command printed
+        results = json.loads(out.read_text())
+        runs.append({key: results[key] for key in results if key not in ("execution_time", "output")})
+        runs[-1]["terminal"] = done.stdout
+        for test in runs[-1]["tests"]:
+            test["output"] = re.sub(r"output limit: [\d,]+ bytes shown", "output limit", test["output"])
+    assert runs[0] == runs[1], [run["score"] for run in runs]
+    assert runs[0]["score"] == sum(test["max_score"] for test in runs[0]["tests"]), runs[0]["terminal"]
 
 
 def test_the_spec_seed_is_the_spec_texts_and_the_note_says_how_to_rerun(tmp_path):

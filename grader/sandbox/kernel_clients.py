@@ -12,6 +12,15 @@ from typing import Any
 
 MAX_KERNEL_MESSAGE_BYTES = 16 * 2**20  # a bigger message from the kernel is dropped by ZeroMQ
 KERNEL_QUEUE_MESSAGES = 8  # messages ZeroMQ may hold for us per channel before the kernel drops
+# A wait for a kernel's message looks at its socket at least this often (wall seconds): the
+# event loop's wake-up for a message can be lost (BoundedKernelClient), and then the look
+# finds it instead of the wait's own timeout (345 s for a cell's reply).
+LOOK_SECONDS = 0.5
+# How long a cell's outputs may come after its reply (nbclient's iopub_timeout, 4 s by
+# default: on a loaded machine the kernel's IOPub thread may publish them later, and a cell
+# whose outputs came later lost them, its error among them). The cell's own limits still end
+# a kernel that never says it is idle.
+IOPUB_AFTER_REPLY_SECONDS = 30
 
 
 class OutputBudget:
@@ -56,12 +65,37 @@ def kernel_classes() -> tuple[type, type]:
     ZeroMQ drops messages over MAX_KERNEL_MESSAGE_BYTES and queues few, and cell outputs
     are kept only within the worker's OutputBudget. Made on first use: `.py` grading
     never imports Jupyter."""
+    from queue import Empty
+
     import nbclient
     import zmq
     import zmq.asyncio
     from jupyter_client.asynchronous import AsyncKernelClient
+    from jupyter_client.channels import AsyncZMQSocketChannel
+    from traitlets import Integer, Type
+
+    class LookingChannel(AsyncZMQSocketChannel):
+        """A channel whose wait for a message looks at the socket every LOOK_SECONDS.
+        The event loop learns of a message from ZeroMQ's edge-triggered descriptor, and
+        anything that works the socket outside the loop's bookkeeping clears that edge
+        (jupyter_client's Session.send sends on a blocking shadow of the socket): a reply
+        that came during such a send woke nobody, and the cell waited for its whole
+        timeout with the reply in the socket. Each look ends in a real zmq_poll."""
+
+        async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:  # type: ignore[override]
+            assert self.socket is not None
+            end = None if timeout is None else time.monotonic() + timeout
+            while True:
+                left = LOOK_SECONDS if end is None else min(LOOK_SECONDS, end - time.monotonic())
+                if await self.socket.poll(max(0, int(left * 1000))):
+                    return await self._recv()
+                if end is not None and time.monotonic() >= end:
+                    raise Empty
 
     class BoundedKernelClient(AsyncKernelClient):
+        shell_channel_class = Type(LookingChannel)
+        iopub_channel_class = Type(LookingChannel)
+
         def _context_default(self) -> zmq.asyncio.Context:
             self._created_context = True
             context = zmq.asyncio.Context()
@@ -105,6 +139,17 @@ def kernel_classes() -> tuple[type, type]:
 
     class BoundedNotebookClient(nbclient.NotebookClient):
         budget: OutputBudget
+        iopub_timeout = Integer(IOPUB_AFTER_REPLY_SECONDS)
+
+        def handle_comm_msg(self, outs: list, msg: dict, cell_index: int) -> None:
+            """Ignore it: the grader is a front end with no comm targets (a headless run).
+            nbclient's own handling played Jupyter's Output widget: each output a widget
+            caught (an `@interact` cell's print) was sent back to the kernel on the shell
+            socket while the cell's reply was awaited there, and a reply that came during
+            that send was never seen (LookingChannel): under load about one `@interact`
+            cell in ten waited until its cell's wall-clock backstop and failed loading (a
+            0). It also kept every widget's state from the kernel, outside the output
+            budget. The outputs now stay the cell's, as a `.py` prints them."""
 
         def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
             content = msg.get("content")
