@@ -228,12 +228,15 @@ def test_a_stale_server_is_not_used_and_exits(tmp_path: Path) -> None:
     watched.write_text("# one\n")
     server = Served(folder, ABGRADE_SERVE_WATCH=str(watched))
     try:
+        zygotes = server.zygotes()
         watched.write_text("# changed\n")
         submission = FIXTURES / "tree" / "correct_fail_hard.py"
         graded = abgrade("grade", submission, "--lab", "tree", env=server.env, cwd=server.cwd)
         assert graded.returncode == 0 and "Score:" in graded.stdout and not graded.stderr
         wait_gone(server.pid)
         assert not os.path.exists(server.socket)
+        for pid in zygotes:  # its worker zygotes go with it (they had no grade in flight)
+            wait_gone(pid)
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -294,14 +297,20 @@ def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_o
     servers: list[Served] = []
     try:
         servers.append(Served(folder))  # `serve --detach` with capture_output, under a timeout: it returned
+        zygotes = servers[0].zygotes()
         second = abgrade("serve", "--detach", env=servers[0].env, cwd=servers[0].cwd)
         assert second.returncode == 2 and "already running" in second.stderr and second.stderr.count("\n") == 1
         stopped = abgrade("serve", "--stop", env=servers[0].env, cwd=servers[0].cwd)
         assert stopped.returncode == 0 and f"pid {servers[0].pid}" in stopped.stdout
         assert not alive(servers[0].pid) and not os.path.exists(servers[0].socket)
+        for pid in zygotes:
+            wait_gone(pid)
 
         servers.append(Served(folder, idle=1))
+        zygotes = servers[1].zygotes()
         wait_gone(servers[1].pid)
+        for pid in zygotes:
+            wait_gone(pid)
         assert not os.path.exists(servers[1].socket)
         said = abgrade("serve", "--status", env=servers[1].env, cwd=servers[1].cwd)
         assert said.returncode == 1 and "no server" in said.stdout
