@@ -13,7 +13,10 @@ trees (and the base's grade), which a shared machine's load disturbs far less.
 `--serve` adds the same grade through `abgrade serve` (grader/serve/): a server started
 before the rounds (its start is not measured: a student iterating or a CI job pays it
 once), the grade's client timed end to end; its CPU is the client's plus the forked
-child's, read from the server's reaped children (/proc/PID/stat).
+child's, read from the server's reaped children (/proc/PID/stat), plus, for a root server
+that holds worker zygotes (grader/serve/zygotes.py), what its zygotes spent and reaped
+meanwhile (the student's fork is the zygote's child, not the grade's). The zygotes' own
+start (their imports, paid once per server) is printed apart.
 
 `--python PATH` adds the same grade and the two starts run by another interpreter, e.g.
 a venv's where abgrade was installed with a plain `pip install .` (not editable: an
@@ -168,6 +171,10 @@ def main() -> None:
         print(f"  CPU: of which the child   {spread(server.child_cpus[-args.rounds :], ' ms', 1000, 0)}")
         print(f"  CPU: served / two starts  {spread(ratios(cpus['served'], cpus['two starts']), 'x')}")
         print(f"  CPU: served / graded      {spread(ratios(cpus['served'], cpus['graded']), 'x')}")
+        if server.zygotes:
+            print(
+                f"  worker zygotes' start CPU {1000 * (server.zygote_start or 0):.0f} ms (once per server, before the first grade)"
+            )
     if args.python:
         other = times["other graded"]
         print(f"  {args.python}:")
@@ -238,6 +245,8 @@ class _Server:
         if started.returncode != 0:
             sys.exit(f"abgrade serve did not start: {started.stderr}")
         self.pid = int(started.stdout.split("(pid ")[1].split(";")[0])
+        self.zygotes = self._children()  # the worker zygotes it started (a root server's), if any
+        self.zygote_start: float | None = None  # their CPU up to the first grade: their imports
         self.child_cpu = 0.0
         self.child_cpus: list[float] = []  # per run, the warm-up's first
 
@@ -245,29 +254,36 @@ class _Server:
         """One grade through the server, its wall seconds; `child_cpu` is then the CPU
         seconds of the child that ran it (and its students), which the server reaped."""
         before = self._children_cpu()
+        if self.zygote_start is None:
+            self.zygote_start = self._zygotes_cpu()
+        before += self._zygotes_cpu()
         start = time.perf_counter()
         done = subprocess.run(self.command, capture_output=True, text=True, cwd=PROJECT, env=self.env, check=False)
         seconds = time.perf_counter() - start
         if done.returncode not in (0, 1) or "Traceback" in done.stderr:
             sys.exit(f"the served grade failed:\n{done.stderr}")
-        self.child_cpu = self._children_cpu(settled=True) - before
+        self.child_cpu = self._children_cpu(settled=True) + self._zygotes_cpu() - before
         self.child_cpus.append(self.child_cpu)
         return seconds
 
+    def _children(self) -> set[int]:
+        try:
+            with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
+                return set(map(int, handle.read().split()))
+        except OSError:
+            return set()
+
     def _children_cpu(self, settled: bool = False) -> float:
-        """The server's reaped children's user + sys seconds (once none is left running)."""
+        """The server's reaped children's user + sys seconds (once none but its zygotes is
+        left running)."""
         end = time.monotonic() + 10
-        while settled and time.monotonic() < end:
-            try:
-                with open(f"/proc/{self.pid}/task/{self.pid}/children") as handle:
-                    if not handle.read().split():
-                        break
-            except OSError:
-                break
+        while settled and time.monotonic() < end and self._children() - self.zygotes:
             time.sleep(0.005)
-        with open(f"/proc/{self.pid}/stat") as handle:
-            fields = handle.read().rpartition(")")[2].split()
-        return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+        return _cpu(self.pid, reaped=True)
+
+    def _zygotes_cpu(self) -> float:
+        """The zygotes' own user + sys seconds and their reaped forks' (the students')."""
+        return sum(_cpu(pid, reaped=True) + _cpu(pid, reaped=False) for pid in self.zygotes)
 
     def stop(self) -> None:
         subprocess.run(
@@ -278,6 +294,17 @@ class _Server:
             check=False,
         )
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _cpu(pid: int, reaped: bool) -> float:
+    """A process's user + sys seconds (`reaped`: its reaped children's instead); 0 when gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    first = 13 if reaped else 11
+    return (int(fields[first]) + int(fields[first + 1])) / os.sysconf("SC_CLK_TCK")
 
 
 LOAD_BEFORE = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -25,6 +25,7 @@ import pytest
 from grader.sandbox.first_spawn import FIRST_UID, LEASE_DIR, POOL_SIZE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+HOSTILE = FIXTURES / "hostile"
 PROJECT = FIXTURES.parent.parent
 WAIT = 120.0  # the grader's own limits with a margin for a loaded machine: never a measured time
 
@@ -83,6 +84,12 @@ class Served:
         assert found, said
         return int(found[1]), int(found[2])
 
+    def zygotes(self) -> list[int]:
+        """The pids of the worker zygotes the server holds (a root server's)."""
+        said = abgrade("serve", "--status", env=self.env, cwd=self.cwd).stdout
+        found = re.search(r"worker zygotes: pid ([\d, ]+)", said)
+        return [int(pid) for pid in found[1].split(", ")] if found else []
+
     def stop(self) -> None:
         abgrade("serve", "--stop", env=self.env, cwd=self.cwd)
         wait_gone(self.pid)
@@ -122,6 +129,13 @@ def descendants(pid: int) -> list[int]:
         found += children
         frontier += children
     return found
+
+
+def left_under(server: Served) -> list[int]:
+    """The server's live descendants but its worker zygotes (idle between grades): a
+    grade's child, its students, forks of a zygote."""
+    zygotes = set(server.zygotes())
+    return [pid for pid in descendants(server.pid) if pid not in zygotes]
 
 
 def student_uid_under(pid: int) -> int | None:
@@ -166,6 +180,7 @@ CASES = [
     ("negamax", "negamax/fail_hard.py"),
     ("negamax", "negamax/first_successor.py"),
     ("tree", "notebook"),
+    ("tictactoe", "tictactoe/bug_tie_last.py"),  # a root server's worker zygote that imported numpy
     ("examples/labs/nim", "examples/labs/nim/variants/fail_hard.py"),  # a lab folder: its modules load in the child
 ]
 
@@ -213,12 +228,15 @@ def test_a_stale_server_is_not_used_and_exits(tmp_path: Path) -> None:
     watched.write_text("# one\n")
     server = Served(folder, ABGRADE_SERVE_WATCH=str(watched))
     try:
+        zygotes = server.zygotes()
         watched.write_text("# changed\n")
         submission = FIXTURES / "tree" / "correct_fail_hard.py"
         graded = abgrade("grade", submission, "--lab", "tree", env=server.env, cwd=server.cwd)
         assert graded.returncode == 0 and "Score:" in graded.stdout and not graded.stderr
         wait_gone(server.pid)
         assert not os.path.exists(server.socket)
+        for pid in zygotes:  # its worker zygotes go with it (they had no grade in flight)
+            wait_gone(pid)
     finally:
         server.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -279,14 +297,20 @@ def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_o
     servers: list[Served] = []
     try:
         servers.append(Served(folder))  # `serve --detach` with capture_output, under a timeout: it returned
+        zygotes = servers[0].zygotes()
         second = abgrade("serve", "--detach", env=servers[0].env, cwd=servers[0].cwd)
         assert second.returncode == 2 and "already running" in second.stderr and second.stderr.count("\n") == 1
         stopped = abgrade("serve", "--stop", env=servers[0].env, cwd=servers[0].cwd)
         assert stopped.returncode == 0 and f"pid {servers[0].pid}" in stopped.stdout
         assert not alive(servers[0].pid) and not os.path.exists(servers[0].socket)
+        for pid in zygotes:
+            wait_gone(pid)
 
         servers.append(Served(folder, idle=1))
+        zygotes = servers[1].zygotes()
         wait_gone(servers[1].pid)
+        for pid in zygotes:
+            wait_gone(pid)
         assert not os.path.exists(servers[1].socket)
         said = abgrade("serve", "--status", env=servers[1].env, cwd=servers[1].cwd)
         assert said.returncode == 1 and "no server" in said.stdout
@@ -322,9 +346,9 @@ def test_a_client_killed_mid_grade_leaves_no_student_and_its_uid_released(server
         client.kill()
         client.wait()
     end = time.monotonic() + WAIT
-    while descendants(server.pid) and time.monotonic() < end:
+    while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
-    assert descendants(server.pid) == []
+    assert left_under(server) == []
     fd = os.open(os.path.join(LEASE_DIR, str(uid)), os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # no grader holds it (another may lease it since: retried)
@@ -380,24 +404,24 @@ def test_ctrl_c_on_the_client_ends_the_grade_as_a_cold_ctrl_c_does(server: Serve
         client.returncode == -signal.SIGINT
     ), (client.returncode, stderr)
     end = time.monotonic() + WAIT
-    while descendants(server.pid) and time.monotonic() < end:
+    while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
-    assert descendants(server.pid) == []
+    assert left_under(server) == []
 
 
 @pytest.mark.timing
 def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server: Served) -> None:
     client = looping_client(server)
     with open(f"/proc/{server.pid}/task/{server.pid}/children") as handle:
-        (child,) = map(int, handle.read().split())
+        (child,) = set(map(int, handle.read().split())) - set(server.zygotes())
     os.kill(child, signal.SIGKILL)
     stdout, stderr = finished(client, server)
     assert client.returncode == 3 and stderr.count("\n") == 1 and "ended without finishing" in stderr
     assert "Traceback" not in stdout + stderr
     end = time.monotonic() + WAIT
-    while descendants(server.pid) and time.monotonic() < end:
+    while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
-    assert descendants(server.pid) == []
+    assert left_under(server) == []
 
 
 def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> None:
@@ -441,6 +465,96 @@ def test_sigterm_on_the_client_ends_the_grade_and_the_client_by_sigterm_as_cold(
     _, stderr = client.communicate(timeout=WAIT)
     assert client.returncode == -signal.SIGTERM and not stderr  # a cold grader has no SIGTERM handler either
     end = time.monotonic() + WAIT
-    while descendants(server.pid) and time.monotonic() < end:
+    while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
-    assert descendants(server.pid) == []
+    assert left_under(server) == []
+
+
+def ancestors(pid: int) -> list[int]:
+    found = []
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                pid = int(handle.read().rpartition(")")[2].split()[1])
+        except OSError:
+            break
+        found.append(pid)
+    return found
+
+
+def student_under(server: Served) -> int | None:
+    for child in descendants(server.pid):
+        try:
+            uid = os.stat(f"/proc/{child}").st_uid
+        except OSError:
+            continue
+        if FIRST_UID <= uid < FIRST_UID + POOL_SIZE:
+            return child
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
+def test_a_served_grade_forks_its_worker_from_the_servers_zygote_which_outlives_the_grade(server: Served) -> None:
+    zygotes = server.zygotes()
+    assert len(zygotes) == 2  # without numpy, and with it (worker_zygote.OPTIONAL)
+    client = looping_client(server)
+    try:
+        student = student_under(server)
+        assert student is not None, "no student process under the server"
+        assert set(ancestors(student)) & set(zygotes), "the student is not a fork of the server's zygote"
+    finally:
+        client.kill()
+        client.wait()
+    end = time.monotonic() + WAIT
+    while left_under(server) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert left_under(server) == []  # the killed grade's fork went with its channel
+    assert server.zygotes() == zygotes and all(alive(pid) for pid in zygotes)
+
+
+LEAVES_STATE = """
+import json, os, random, sys, types
+sys.modules["planted_by_first"] = types.ModuleType("planted_by_first")
+json.PLANTED = True
+random.seed(7)
+with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "left_behind"), "w") as handle:
+    handle.write("first student")
+if os.fork() == 0:  # a process left behind, out of its parent's session
+    os.setsid()
+    if os.fork() == 0:
+        import time
+        time.sleep(600)
+    os._exit(0)
+"""
+LOOKS_FOR_STATE = """
+import json, os, sys
+left = any("left_behind" in files for _, _, files in os.walk("/tmp"))
+print("SEEN", "planted_by_first" in sys.modules, hasattr(json, "PLANTED"), left)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
+def test_hostile_served_grades_reach_neither_the_server_its_zygotes_nor_the_grades_after_them(server: Served) -> None:
+    zygotes = server.zygotes()
+    solution = (PROJECT / "reference" / "solutions" / "tree.py").read_text()
+    first, checker = server.folder / "leaves_state.py", server.folder / "looks_for_state.py"
+    first.write_text(LEAVES_STATE + solution)
+    checker.write_text(LOOKS_FOR_STATE + solution)
+    hostile = [HOSTILE / "kills_ancestors.py", HOSTILE / "kills_parent.py", HOSTILE / "sleeping_children.py", first]
+    before = server.counts()
+    for submission in hostile:
+        abgrade("grade", submission, "--lab", "tree", env=server.env, cwd=server.cwd)
+        assert alive(server.pid) and server.zygotes() == zygotes, submission.name
+    results = {}
+    for way, env in (("served", server.env), ("cold", {**server.env, "ABGRADE_SERVER": "0"})):
+        out = server.folder / f"{way}.json"
+        done = abgrade("grade", checker, "--lab", "tree", "--json", out, env=env, cwd=server.cwd)
+        results[way] = (done.stdout, done.stderr, done.returncode, json.loads(out.read_text()))
+        results[way][3].pop("execution_time", None)
+    assert "SEEN False False False" in results["served"][3]["output"], results["served"][3]["output"]
+    assert results["served"] == results["cold"]
+    assert server.counts() == (before[0] + len(hostile) + 1, before[1])
+    end = time.monotonic() + WAIT
+    while left_under(server) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert left_under(server) == []

@@ -76,7 +76,9 @@ def start(words: list[str]) -> None:
         return
     submission, lab = found
     spawned = None
-    if not _may_be_folder(lab):  # a lab's folder may hide more: its setup says (_private_dirs)
+    if _served_fork(lab):
+        pass  # the session's worker forks from the server's zygote (sandbox/worker_zygote.py)
+    elif not _may_be_folder(lab):  # a lab's folder may hide more: its setup says (_private_dirs)
         from ..sandbox.first_spawn import spawn
 
         spawned = spawn(submission)  # None: the ordinary way below
@@ -92,6 +94,25 @@ def start(words: list[str]) -> None:
     except Exception:  # noqa: BLE001 - grade opens it again and reports the error there
         return
     _EARLY = (submission, lab, session)
+
+
+def _served_fork(lab: str) -> bool:
+    """In a grade forked by `abgrade serve` that holds worker zygotes: this grade's worker
+    will fork from the one of its lab's preimport set, as a batch's would (the session's
+    `_start_worker`); False (a cold grade, the lab unknown here): the usual way."""
+    import sys
+
+    zygotes = sys.modules.get("grader.sandbox.worker_zygote")  # never imported here by a cold grade
+    if zygotes is None or not zygotes.serving():
+        return False
+    try:
+        from ..registry import open_lab
+
+        preimport = zygotes.preimports_for(open_lab(lab).probe)
+    except Exception:  # noqa: BLE001 - grade meets it again and says it
+        return False
+    zygotes.serve_grade(preimport)
+    return True
 
 
 def take(submission: Path, lab: str) -> Session | None:

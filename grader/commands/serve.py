@@ -161,6 +161,7 @@ def _status() -> int:
     print(
         f"abgrade serve: serving at {s['path']} (pid {s['pid']}, up {s['up']:g} s, idle out in {s['idle_left']:g} s; "
         f"{s['served']} served, {s['cold']} sent cold, {s['running']} running)"
+        + (f"; worker zygotes: pid {', '.join(map(str, s['zygotes']))}" if s.get("zygotes") else "")
     )
     return EXIT_OK
 

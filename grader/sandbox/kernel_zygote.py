@@ -18,6 +18,7 @@ interpreter each (`isolation.wrap`), and `note()` says why."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -87,9 +88,11 @@ class ZygoteKernel:
 class KernelZygote:
     """The zygote process and its private control channel. Thread-safe. `command(fd)`: how
     to start it, given its end of the control socket (default: the kernel zygote's;
-    worker_zygote.py starts `.py` workers' zygote with it)."""
+    worker_zygote.py starts `.py` workers' zygote with it). `door`: no process of its own,
+    but a channel of the zygote a server holds, sent through that zygote's door
+    (grader/serve/zygotes.py): a served grade's, closed with it."""
 
-    def __init__(self, command: Callable[[int], list[str]] | None = None) -> None:
+    def __init__(self, command: Callable[[int], list[str]] | None = None, *, door: socket.socket | None = None) -> None:
         self.command = command
         self.owner = os.getpid()
         self.ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -107,7 +110,8 @@ class KernelZygote:
         started = threading.Event()
         # started from a thread that lives as long as the zygote: PR_SET_PDEATHSIG fires
         # when the thread that forked a process ends, not only the process
-        threading.Thread(target=self._run, args=(theirs, started), name="abgrade-kernel-zygote", daemon=True).start()
+        run = self._run if door is None else functools.partial(self._enter, door)
+        threading.Thread(target=run, args=(theirs, started), name="abgrade-kernel-zygote", daemon=True).start()
         started.wait()
         with self._lock:
             self._changed.wait_for(lambda: self.alive or self.problem is not None, timeout=START_SECONDS)
@@ -139,6 +143,25 @@ class KernelZygote:
         finally:
             theirs.close()
         started.set()
+        self._read()
+
+    def _enter(self, door: socket.socket, theirs: socket.socket, started: threading.Event) -> None:
+        """A channel of a server's zygote: our socket's other end, sent through its door."""
+        try:
+            socket.send_fds(door, [b"channel"], [theirs.fileno()])
+        except OSError as exc:
+            with self._lock:
+                self.problem = f"its door is closed ({type(exc).__name__}: {exc})"
+                self._changed.notify_all()
+            started.set()
+            return
+        finally:
+            theirs.close()
+        started.set()
+        self._read()
+
+    def _read(self) -> None:
+        """Take the zygote's messages until its end of the channel closes."""
         buffer = b""
         while True:
             try:
@@ -154,7 +177,7 @@ class KernelZygote:
         with self._lock:
             if self.alive or self.problem is None:
                 said = ""
-                if self.process.stderr is not None:
+                if self.process is not None and self.process.stderr is not None:
                     try:
                         said = self.process.stderr.read(2000).decode(errors="replace").strip()
                     except (OSError, ValueError):

@@ -22,12 +22,19 @@ a fork's draws depend on its grading's seed alone, never on which forks came bef
 Used by grader processes that grade many submissions (a batch's, locally or on a Dask
 worker: `use()`), when the grader is root (every worker leases a uid) and the student
 does not get a user namespace of its own; `ABGRADE_WORKER_ZYGOTE=0` turns it off. If the
-zygote can't start or dies, workers start the usual way, one interpreter each."""
+zygote can't start or dies, workers start the usual way, one interpreter each.
+
+`abgrade serve` holds a worker zygote of its own per preimport set (grader/serve/zygotes.py,
+`serve_doors`); a served `.py` grade's child (`serve_grade`, under the same condition) asks
+for its worker through that zygote's door on a channel of its own, and its fork takes the
+very steps above. When that zygote is gone or can't answer, the worker starts the usual
+way, silently (no warning: a cold grade prints none)."""
 
 from __future__ import annotations
 
 import functools
 import os
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -50,6 +57,10 @@ _PREIMPORT: tuple[str, ...] = OPTIONAL
 _ZYGOTE: KernelZygote | None = None
 _START_LOCK = threading.Lock()
 _NOTE: str | None = None
+# a server's zygotes' doors, by preimport set (set in the server, inherited by each served
+# grade's child); and the set a served grade's worker forks from (serve_grade), if any
+_DOORS: dict[tuple[str, ...], socket.socket] = {}
+_SERVED: tuple[str, ...] | None = None
 
 __all__ = ["KernelZygote", "ZygoteKernel", "note", "use", "zygote_for"]
 
@@ -87,8 +98,14 @@ def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
     sources), never of which students came before."""
     import ast
 
+    sources = [source for _, source in probe.modules()]
+    # only a source that names a module can import it: the others aren't parsed (about 10 ms
+    # of CPU for the tree lab's, on a served grade's critical path), the answer is the same
+    wanted = [name for name in OPTIONAL if any(name in source for source in sources)]
     imported: set[str] = set()
-    for _, source in probe.modules():
+    for source in sources:
+        if not any(name in source for name in wanted):
+            continue
         try:
             tree = ast.parse(source)
         except SyntaxError:
@@ -102,7 +119,34 @@ def preimports_for(probe: ProbeSetup) -> tuple[str, ...]:
 
 
 def enabled() -> bool:
-    return _WANTED and os.environ.get("ABGRADE_WORKER_ZYGOTE", "1") != "0"
+    return _WANTED and turned_on()
+
+
+def turned_on() -> bool:
+    return os.environ.get("ABGRADE_WORKER_ZYGOTE", "1") != "0"
+
+
+def serve_doors(doors: dict[tuple[str, ...], socket.socket]) -> None:
+    """In the server: the doors of the zygotes it holds, for the grades it forks."""
+    global _DOORS
+    _DOORS = dict(doors)
+
+
+def serving() -> bool:
+    """A served grade's child with a server's zygote to fork its worker from."""
+    return bool(_DOORS) and turned_on()
+
+
+def serve_grade(preimport: tuple[str, ...]) -> None:
+    """In a served grade's child: its `.py` worker forks from the server's zygote that
+    imported `preimport` (`preimports_for` the lab's probe, as a batch's), where a batch's
+    would fork (zygote_for)."""
+    global _SERVED
+    _SERVED = tuple(preimport)
+
+
+def _served_door() -> socket.socket | None:
+    return _DOORS.get(_SERVED) if _SERVED is not None and not _WANTED else None
 
 
 def note() -> str | None:
@@ -110,8 +154,9 @@ def note() -> str | None:
     return _NOTE
 
 
-def _command(fd: int, preimport: tuple[str, ...]) -> list[str]:
-    call = f"\nmain({fd}, 'worker', {SITE_PATHS!r}, {preimport!r})\n"
+def _command(fd: int, preimport: tuple[str, ...], door: int | None = None) -> list[str]:
+    """The zygote's command line; `door`: a server's (zygote_process._serve)."""
+    call = f"\nmain({fd}, 'worker', {SITE_PATHS!r}, {preimport!r}, {door!r})\n"
     return [sys.executable, "-I", "-S", "-u", "-c", _SOURCE + call]
 
 
@@ -120,13 +165,16 @@ def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
     must start the usual way: not wanted, turned off, no leased uid, a user namespace of
     the student's own, or a zygote that can't run here."""
     global _ZYGOTE, _NOTE
-    if not enabled() or uid is None or isolation.userns:
+    door = _served_door()
+    if not (enabled() or door is not None) or not turned_on() or uid is None or isolation.userns:
         return None
     from .kernel_zygote import KernelZygote
 
     with _START_LOCK:
         if _ZYGOTE is not None and _ZYGOTE.owner != os.getpid():  # a forked grader: not ours
             _ZYGOTE = None
+        if door is not None:
+            return _served(door)
         if _ZYGOTE is None or not _ZYGOTE.alive:
             if _ZYGOTE is not None:
                 _NOTE = f"worker zygote: {_ZYGOTE.problem}; restarted"
@@ -144,7 +192,27 @@ def zygote_for(isolation: Isolation, uid: int | None) -> KernelZygote | None:
 
 
 def failed(problem: str) -> None:
-    """A fork was refused: say why once; the worker starts the usual way."""
+    """A fork was refused: say why once (a batch's; a served grade's silently); the worker
+    starts the usual way."""
     global _NOTE
     _NOTE = f"worker zygote: {problem}; this worker started the usual way"
-    _warn(_NOTE)
+    if _served_door() is None:
+        _warn(_NOTE)
+
+
+def _served(door: socket.socket) -> KernelZygote | None:
+    """A served grade's channel to the server's zygote (made once), or None: the usual way,
+    silently, and for the rest of this grade once the zygote failed it."""
+    global _ZYGOTE, _NOTE, _SERVED
+    from .kernel_zygote import KernelZygote
+
+    if _ZYGOTE is None:
+        zygote = KernelZygote(door=door)
+        if zygote.alive:
+            _ZYGOTE = zygote
+            return zygote
+        _NOTE = f"the server's worker zygote: {zygote.problem}; this worker started the usual way"
+    elif _ZYGOTE.alive:
+        return _ZYGOTE
+    _SERVED = None
+    return None

@@ -214,61 +214,136 @@ def _close_all_but(keep):
     os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
-def _serve(control, libc, kind):
+def _serve(control, libc, kind, door=None):
+    """Fork a child for each request. Without a `door`, one channel (the grader's control
+    socket): its end ends the zygote, and its forks with it. With one (a server's zygote,
+    grader/serve/zygotes.py), each served grade sends its own channel through the door; a
+    request's replies and its fork's exit go on the channel it came on; a channel that ends
+    (its grade finished, or was killed) takes its forks still running with it (SIGKILL, as
+    a cold grade's death signal would); the zygote ends once the server's control socket
+    and every channel have."""
     wake = _child_exits_wake()
-    buffer = b""
+    channels = {control.fileno(): control}
+    buffers = {control.fileno(): b""}
+    owners: dict[int, int] = {}  # a fork's pid -> the channel it was asked for on
+    main = control.fileno()
     while True:
-        while True:  # reap: kernels that ended, and orphans of theirs (subreaper)
+        while True:  # reap: children that ended, and orphans of theirs (subreaper)
             try:
                 pid, code = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if not pid:
                 break
-            control.sendall(json.dumps({"exit": pid, "status": _status(code)}).encode() + b"\n")
-        ready, _, _ = select.select([control, wake], [], [], REAP_SECONDS)
+            owner = channels.get(owners.pop(pid, main if door is None else -1))
+            if owner is not None:
+                _say(owner, {"exit": pid, "status": _status(code)})
+        watched = [*channels.values(), wake] + ([door] if door is not None else [])
+        ready, _, _ = select.select(watched, [], [], REAP_SECONDS)
         if wake in ready:
             _drain(wake)
-        if control not in ready:
-            continue
-        data, fds, _, _ = socket.recv_fds(control, 1 << 12, 4)
-        if not data:
-            os._exit(0)  # the grader closed its end
-        buffer += data
-        if b"\n" not in buffer:
-            for fd in fds:
-                os.close(fd)
-            continue
-        line, buffer = buffer.split(b"\n", 1)
-        number = int(json.loads(line)["id"])  # all the zygote ever reads of a request
-        if len(fds) != (4 if kind == "worker" else 2):
-            for fd in fds:
-                os.close(fd)
-            control.sendall(json.dumps({"id": number, "error": "not the descriptors of a request"}).encode() + b"\n")
-            continue
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            for fd in fds:
-                os.close(fd)
-            control.sendall(json.dumps({"id": number, "error": str(exc)}).encode() + b"\n")
-            continue
-        if pid == 0:
-            code = 1
+        if door is not None and door in ready:
+            door = _open_channel(door, channels, buffers)
+        for channel in [c for c in ready if c is not wake and c is not door and c.fileno() in channels]:
+            fd = channel.fileno()
             try:
-                _child(fds, libc, kind)
-                code = 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-            except BaseException:  # noqa: BLE001 - say why on the child's own output, never return to the loop
-                import traceback
+                data, fds, _, _ = socket.recv_fds(channel, 1 << 12, 4)
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                for fd_ in fds:
+                    os.close(fd_)
+                if fd == main and door is None and len(channels) == 1:
+                    os._exit(0)  # the grader closed its end
+                _drop(channel, channels, buffers, owners)
+                if fd == main and door is not None:
+                    door.close()  # the server is gone: no new grade comes in
+                    door = None
+                if main not in channels and not channels:
+                    os._exit(0)
+                continue
+            buffers[fd] += data
+            if b"\n" not in buffers[fd]:
+                for fd_ in fds:
+                    os.close(fd_)
+                continue
+            line, buffers[fd] = buffers[fd].split(b"\n", 1)
+            number = int(json.loads(line)["id"])  # all the zygote ever reads of a request
+            if len(fds) != (4 if kind == "worker" else 2):
+                for fd_ in fds:
+                    os.close(fd_)
+                _say(channel, {"id": number, "error": "not the descriptors of a request"})
+                continue
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                for fd_ in fds:
+                    os.close(fd_)
+                _say(channel, {"id": number, "error": str(exc)})
+                continue
+            if pid == 0:
+                code = 1
+                try:
+                    _child(fds, libc, kind)
+                    code = 0
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 1
+                except BaseException:  # noqa: BLE001 - say why on the child's own output, never return to the loop
+                    import traceback
 
-                traceback.print_exc()
-            finally:
-                os._exit(code)
-        for fd in fds:
+                    traceback.print_exc()
+                finally:
+                    os._exit(code)
+            for fd_ in fds:
+                os.close(fd_)
+            owners[pid] = fd
+            _say(channel, {"id": number, "pid": pid})
+
+
+def _say(channel, message):
+    """One line to a channel; a channel whose grade is gone is closed when its end is read."""
+    try:
+        channel.sendall(json.dumps(message).encode() + b"\n")
+    except OSError:
+        pass
+
+
+def _open_channel(door, channels, buffers):
+    """A served grade's channel, passed through the door (SCM_RIGHTS): answered `ready` on
+    it. The door once every holder closed it: None."""
+    try:
+        data, fds, _, _ = socket.recv_fds(door, 64, 1)
+    except OSError:
+        data, fds = b"", []
+    if not data and not fds:
+        door.close()
+        return None
+    for fd in fds:
+        try:
+            channel = socket.socket(fileno=fd)
+        except OSError:
             os.close(fd)
-        control.sendall(json.dumps({"id": number, "pid": pid}).encode() + b"\n")
+            continue
+        os.set_inheritable(fd, False)
+        channels[fd] = channel
+        buffers[fd] = b""
+        _say(channel, {"ready": os.getpid()})
+    return door
+
+
+def _drop(channel, channels, buffers, owners):
+    """A channel that ended: its forks still running are killed (their process group: the
+    fork and its namespace's processes), as a cold grade's students die with it."""
+    fd = channel.fileno()
+    for pid, owner in list(owners.items()):
+        if owner == fd:
+            del owners[pid]
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    del channels[fd], buffers[fd]
+    channel.close()
 
 
 def _child_exits_wake():
@@ -293,13 +368,17 @@ def _drain(fd):
         pass
 
 
-def main(fd, kind="kernel", site_paths=(), optional=WORKER_OPTIONAL):
-    """`optional`: which of WORKER_OPTIONAL a worker zygote imports (its lab's, worker_zygote.py)."""
+def main(fd, kind="kernel", site_paths=(), optional=WORKER_OPTIONAL, door=None):
+    """`optional`: which of WORKER_OPTIONAL a worker zygote imports (its lab's, worker_zygote.py);
+    `door`: a server's zygote takes its grades' channels on it (_serve)."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     control = socket.socket(fileno=fd)
     os.set_inheritable(fd, False)
+    if door is not None:
+        door = socket.socket(fileno=door)
+        os.set_inheritable(door.fileno(), False)
     if sys.path and sys.path[0] == "":  # as ipykernel_launcher: the kernel's init_path puts its cwd back
         del sys.path[0]
     try:
@@ -343,4 +422,4 @@ def main(fd, kind="kernel", site_paths=(), optional=WORKER_OPTIONAL):
     # that walk was about 30 ms of each forked kernel's start-up CPU (100 -> 68 ms)
     gc.freeze()
     control.sendall(json.dumps({"ready": os.getpid()}).encode() + b"\n")
-    _serve(control, libc, kind)
+    _serve(control, libc, kind, door)

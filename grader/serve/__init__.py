@@ -6,5 +6,7 @@ One module per job: `address` (where the socket lives and whether that folder is
 tries first, with almost nothing imported), `context` (the client's installation,
 environment and process against the server's), `staleness` (whether the grader's code
 changed since the server imported it), `preload` (what the server imports once),
-`handover` (the request's child: it becomes the client's grade) and `server` (the loop).
+`handover` (the request's child: it becomes the client's grade), `zygotes` (a root
+server's worker zygotes, which served `.py` grades fork their students from) and
+`server` (the loop).
 This file imports nothing: the client imports its modules before anything else."""

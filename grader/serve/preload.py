@@ -15,6 +15,8 @@ MODULES = (
     "grader.cli",
     "grader.commands.grade_early",
     "grader.sandbox.first_spawn",
+    "grader.sandbox.worker_zygote",
+    "grader.sandbox.kernel_zygote",
     "grader.sandbox.session",
     "grader.sandbox.worker",
     "grader.sandbox.isolation",

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import address, context, preload, staleness, wire
+from . import address, context, preload, staleness, wire, zygotes
 from .handover import Request, become_grade
 
 REQUEST_SECONDS = 10.0  # how long a connected caller may take to send its request
@@ -54,6 +54,7 @@ class Server:
     served: int = 0
     cold: int = 0
     children: set[int] = field(default_factory=set)
+    zygotes: dict[tuple[str, ...], zygotes.Held] = field(default_factory=dict)
 
 
 def start(idle: float = DEFAULT_IDLE) -> Server:
@@ -94,7 +95,9 @@ def start(idle: float = DEFAULT_IDLE) -> Server:
         _remove(path)
         os.close(lock_fd)
         raise
-    return Server(path, listener, lock_fd, idle, described, process, watched, handlers)
+    server = Server(path, listener, lock_fd, idle, described, process, watched, handlers)
+    zygotes.refresh(server.zygotes)  # importing while the first client comes (it waits for `ready`)
+    return server
 
 
 def serve(server: Server, on_ready: Callable[[], None] = lambda: None) -> str:
@@ -127,6 +130,7 @@ def serve(server: Server, on_ready: Callable[[], None] = lambda: None) -> str:
         if os.getpid() == me:
             signal.signal(signal.SIGTERM, previous)
             server.listener.close()
+            zygotes.close_all(server.zygotes)  # each ends once its grades in flight have
             _remove(server.path)
             os.close(server.lock_fd)
 
@@ -198,9 +202,11 @@ def _fork(server: Server, connection: socket.socket, request: Request) -> int:
             stream.flush()
         except (OSError, ValueError):
             pass
+    zygotes.refresh(server.zygotes)  # one that died: a new one, for this grade and the next
+    held = tuple(fd for zygote in server.zygotes.values() for fd in zygote.fds())
     pid = os.fork()
     if pid == 0:
-        become_grade(connection, request, server.handlers, (server.listener.fileno(), server.lock_fd))
+        become_grade(connection, request, server.handlers, (server.listener.fileno(), server.lock_fd, *held))
     wire.close_all(request.fds)
     return pid
 
@@ -210,6 +216,7 @@ def _plain_words(argv: object) -> bool:
 
 
 def _reap(server: Server) -> None:
+    zygotes.reap(server.zygotes)
     for pid in list(server.children):
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
@@ -229,6 +236,7 @@ def _status(server: Server) -> dict:
         "served": server.served,
         "cold": server.cold,
         "running": len(server.children),
+        "zygotes": sorted(zygote.process.pid for zygote in server.zygotes.values() if zygote.process.poll() is None),
     }
 
 
