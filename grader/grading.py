@@ -199,10 +199,14 @@ def _run_cases(
         judged: list[tuple[CasePlan, Judgement]] = []
         pending: list[tuple[CasePlan, Pending[tuple[list[dict], Judgement]] | WorkerFailure]] = []
         public: str | None = None  # what was printed before the first hidden case was sent
-        for plan in plans:
+        for index, plan in enumerate(plans):
             if public is None and _hidden(spec, plan):
                 public = session.printed_so_far()
-            reply = plan.play(partial(_ask, session, lab)) if plan.play else session.run(plan.request)
+            reply: dict | list[dict] | WorkerFailure = (
+                plan.play(partial(_ask, session, lab))
+                if plan.play
+                else session.run(plan.request, ahead=_ahead(spec, plans[index + 1 :], public is None))
+            )
             if isinstance(reply, WorkerFailure):
                 pending.append((plan, reply))
             else:
@@ -235,6 +239,19 @@ def _run_cases(
         if shrinking:  # after every graded case: shrinking changes no score
             _add_counterexamples(session, lab, spec, judged, per_plan, consistent, report.notes)
             _close_session(session, report, public)
+
+
+def _ahead(spec: Spec, later: list[CasePlan], public: bool) -> list[dict]:
+    """The requests of the plans after the current one that may be sent ahead of their
+    turn (channel.py): up to the next interactive plan (its requests depend on replies),
+    and while the public output is still being collected (`public`), up to the first
+    hidden case (what a hidden case makes the student print must come after it)."""
+    ahead = []
+    for plan in later:
+        if plan.play is not None or (public and _hidden(spec, plan)):
+            break
+        ahead.append(plan.request)
+    return ahead
 
 
 def _may_shrink(spec: Spec, plans: list[CasePlan]) -> bool:

@@ -140,6 +140,48 @@ def test_an_echo_peer_answers_requests(peer):
         assert p.channel.request(message, timeout=STARTED) == message
 
 
+def test_requests_sent_ahead_reach_the_peer_before_they_are_asked(peer):
+    """A peer that answers a request only once it has read the next one: without the next
+    one sent ahead it would wait forever (its minute), with it every reply comes, in order,
+    each read on its own."""
+    code = (
+        "import sys\nlines = iter(sys.stdin)\nheld = next(lines)\nfor line in lines:\n"
+        "    sys.stdout.write(held)\n    sys.stdout.flush()\n    held = line\n"
+        "sys.stdout.write(held)\nsys.stdout.flush()"
+    )
+    p = peer(code)
+    requests = [{"id": n, "text": "x" * n} for n in range(4)]
+    for n, message in enumerate(requests[:3]):
+        assert p.channel.request(message, timeout=STARTED, ahead=requests[n + 1 :]) == message
+    p.process.stdin.close()  # the last one is held until its input ends
+    assert p.channel.receive(timeout=STARTED) == requests[3]
+
+
+def test_requests_ahead_beyond_the_pipe_never_block_either_side(peer):
+    """Requests ahead far larger than both pipes, each answered with as much: the grader
+    writes ahead only what the pipe takes while it reads, so neither side waits for the
+    other (without that, both would block on a full pipe until the peer's minute ran out)."""
+    p = peer("import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()")
+    requests = [{"id": n, "text": f"{n}" * 300_000} for n in range(6)]
+    for n, message in enumerate(requests):
+        assert p.channel.request(message, timeout=STARTED, ahead=requests[n + 1 :]) == message
+    assert p.kills == 0
+
+
+def test_a_request_asked_out_of_the_order_sent_ahead_is_refused(peer):
+    p = peer("import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()")
+    first, second, third = ({"id": n} for n in range(3))
+    assert p.channel.request(first, timeout=STARTED, ahead=[second, third]) == first
+    with pytest.raises(ValueError, match="next one asked"):
+        p.channel.request(third, timeout=STARTED)
+    with pytest.raises(ValueError, match="go on from those queued"):
+        p.channel.request(second, timeout=STARTED, ahead=[first])
+    with pytest.raises(ValueError, match="next one asked"):
+        p.channel.send(third)
+    assert p.channel.request(second, timeout=STARTED, ahead=[third]) == second  # nothing sent twice
+    assert p.channel.request(third, timeout=STARTED) == third
+
+
 def test_the_depth_check_ignores_brackets_in_strings_and_measures_exactly():
     assert not json_depth_exceeds(b'{"a": "[[[[[[[[[[[[\\"[[["}', 2)
     assert not json_depth_exceeds(b"[" * 3 + b"]" * 3, 3)

@@ -234,3 +234,36 @@ def test_a_diagnosis_never_changes_a_score(monkeypatch, fixture):
     assert any(t.diagnoses for t in named.tests) and not any(t.diagnoses for t in unnamed.tests)
     assert named.score == unnamed.score < named.max_score
     assert [(t.name, t.passed, t.score) for t in named.tests] == [(t.name, t.passed, t.score) for t in unnamed.tests]
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "correct_fail_hard",
+        "bug_strict_cutoff",
+        "bug_state_between_calls",
+        "hostile_os_exit_in_call",
+        "hostile_forged_output",
+    ],
+)
+def test_cases_sent_ahead_grade_as_cases_sent_one_by_one(monkeypatch, fixture):
+    """A `.py` worker is sent the next cases while it answers one (grading._ahead,
+    sandbox/channel.py): the same file graded with every case sent only when its turn
+    comes gets the same results.json, but its time, and the same output, public part
+    included. A correct file, a failing one (its random cases shrunk), one that keeps
+    state between calls (the case asked again), one that kills its process in one case
+    (the cases after it go to a fresh one) and one that prints on every call."""
+    from grader import grading
+    from grader.report.gradescope import results_json
+
+    lab, spec = get_lab("tree"), load_spec(spec_path("tree"))
+    submission = FIXTURES / "tree" / f"{fixture}.py"
+
+    def graded() -> str:
+        results = results_json(grade_submission(submission, lab, spec, seed=3))
+        results.pop("execution_time")
+        return json.dumps(results, sort_keys=True)
+
+    ahead = graded()
+    monkeypatch.setattr(grading, "_ahead", lambda spec, later, public: [])
+    assert graded() == ahead

@@ -5,6 +5,14 @@ Everything here is bounded, because the other end runs student code: writes neve
 past a deadline (a student can shrink its pipe and stop reading), a line longer than
 MAX_LINE_BYTES or nested deeper than MAX_JSON_DEPTH ends the worker with a `protocol`
 failure, and the read buffer grows linearly (a newline is looked for only in new data).
+
+Requests may be sent ahead (`request(..., ahead=...)`): the next cases' lines are queued
+behind the current one and written while its reply is awaited, as far as the pipe takes
+them without blocking, so that the student process starts the next case as soon as it has
+answered one, without a round trip through the grader each time. Each reply is still one
+line, read and checked on its own; the current request's own bytes are written before its
+reply is awaited, as without ahead (nothing queued behind it can hold it up), and the
+bytes queued ahead are written only while reading, so neither side can block the other.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import select
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .deadline import Deadline, Limit, wall_only
@@ -129,6 +137,9 @@ class FramedChannel:
         self._kill, self._on_dead = kill, on_dead
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer already known to hold no newline
+        self._outgoing = bytearray()  # request lines queued, not yet written
+        self._ahead: list[tuple[object, int]] = []  # (id, line's bytes) of each request queued behind the current one
+        self._input_closed = False  # a write ahead failed: the next request's own write says how
         for fd in {read_fd, write_fd}:
             try:
                 os.set_blocking(fd, False)
@@ -137,11 +148,17 @@ class FramedChannel:
 
     def send(self, message: dict, timeout: Timeout = SEND_SECONDS) -> WorkerFailure | None:
         """Write one line before the deadline; a full pipe that nobody drains is a timeout."""
+        if self._ahead:
+            raise ValueError("a request queued ahead must be the next one asked")
         return self._send(message, as_deadline(timeout), timeout)
 
     def _send(self, message: dict, deadline: Deadline, timeout: Timeout) -> WorkerFailure | None:
-        view = memoryview((json.dumps(message) + "\n").encode())
-        while view:
+        self._outgoing += (json.dumps(message) + "\n").encode()
+        return self._flush(len(self._outgoing), deadline, timeout)
+
+    def _flush(self, end: int, deadline: Deadline, timeout: Timeout) -> WorkerFailure | None:
+        """Write the first `end` bytes queued before the deadline."""
+        while end > 0:
             passed = deadline.passed()
             if passed is not None:
                 self._kill()
@@ -149,12 +166,26 @@ class FramedChannel:
             try:
                 _, ready, _ = select.select([], [self._write_fd], [], deadline.pause())
                 if ready:
-                    view = view[os.write(self._write_fd, view) :]
+                    written = os.write(self._write_fd, memoryview(self._outgoing)[:end])
+                    del self._outgoing[:written]
+                    end -= written
             except (BlockingIOError, InterruptedError):
                 continue
             except (OSError, ValueError):
                 return self._on_dead("while receiving its input")
         return None
+
+    def _write_ahead(self) -> None:
+        """Write what the pipe takes now of the lines queued ahead, never blocking; a
+        failed write leaves them queued (the next request's own write reports it)."""
+        try:
+            written = os.write(self._write_fd, self._outgoing)
+        except (BlockingIOError, InterruptedError):
+            return
+        except (OSError, ValueError):
+            self._input_closed = True
+            return
+        del self._outgoing[:written]
 
     def receive(self, timeout: Timeout, kill: bool = True) -> dict | WorkerFailure:
         """The next JSON message, or why none came within `timeout` (seconds, or the limits
@@ -174,7 +205,10 @@ class FramedChannel:
                     self._kill()
                 return _late(passed, timeout, sending=False)
             try:
-                ready, _, _ = select.select([self._read_fd], [], [], deadline.pause())
+                ahead = [self._write_fd] if self._outgoing and not self._input_closed else []
+                ready, writable, _ = select.select([self._read_fd], ahead, [], deadline.pause())
+                if writable:
+                    self._write_ahead()
                 if not ready:
                     continue
                 chunk = os.read(self._read_fd, _READ_CHUNK)
@@ -203,10 +237,29 @@ class FramedChannel:
         self._kill()
         self._buffer = bytearray()
         self._scanned = 0
+        self._outgoing = bytearray()
+        self._ahead = []
         return WorkerFailure("protocol", f"{problem} (was the channel tampered with?)")
 
-    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
-        """Send and wait for the reply; `timeout` covers both."""
+    def request(self, message: dict, timeout: Timeout, ahead: Sequence[dict] = ()) -> dict | WorkerFailure:
+        """Send and wait for the reply; `timeout` covers both. `ahead`: the requests that
+        will be asked next, in order (module docstring); those not queued yet are queued
+        behind this one. A request queued ahead must be the next one asked."""
         deadline = as_deadline(timeout)
-        failure = self._send(message, deadline, timeout)
+        queued = [key for key, _ in self._ahead]
+        if queued and queued[0] != message.get("id"):
+            raise ValueError("a request queued ahead must be the next one asked")
+        if queued and [m.get("id") for m in ahead[: len(queued) - 1]] != queued[1:]:
+            raise ValueError("the requests asked ahead must go on from those queued")
+        if queued:
+            del self._ahead[0]
+        else:
+            self._outgoing += (json.dumps(message) + "\n").encode()
+        # this request's own bytes end where those queued behind it start (those before it are written)
+        end = len(self._outgoing) - sum(size for _, size in self._ahead)
+        for later in ahead[len(self._ahead) :]:
+            line = (json.dumps(later) + "\n").encode()
+            self._outgoing += line
+            self._ahead.append((later.get("id"), len(line)))
+        failure = self._flush(end, deadline, timeout)
         return failure if failure else self._receive(deadline, timeout)

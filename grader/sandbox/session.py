@@ -347,9 +347,12 @@ class Session:
         self.worker, observation = self._launch()
         return observation
 
-    def run(self, request: dict, timeout: float | None = None) -> dict | WorkerFailure:
+    def run(self, request: dict, timeout: float | None = None, ahead: Sequence[dict] = ()) -> dict | WorkerFailure:
         """Send one case request, under `timeout` seconds of CPU time (the spec's case limit
-        by default); start a fresh worker first if an earlier case killed it."""
+        by default); start a fresh worker first if an earlier case killed it. `ahead`: the
+        requests to be run next, in order, which a `.py` worker is sent at once (channel.py:
+        it starts each as soon as it has answered the one before); each is still run, and
+        charged its limits, by its own call here."""
         case_limit = timeout or self.limits.case_seconds
         spent = self._spent()
         if spent is not None:
@@ -361,7 +364,10 @@ class Session:
                     "died", observation.problem or "the submission could not be reloaded"
                 )
         deadline = self.deadline(self.worker, "case", case_limit, "per case")
-        reply = self.worker.request(request, deadline)
+        if ahead and isinstance(self.worker, Worker):
+            reply = self.worker.request(request, deadline, ahead)
+        else:
+            reply = self.worker.request(request, deadline)
         if not isinstance(reply, WorkerFailure) and (
             reply.get("nonce") != self.nonce or reply.get("id") != request.get("id")
         ):

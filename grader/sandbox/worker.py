@@ -11,6 +11,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -224,8 +225,9 @@ class Worker:
             preexec_fn=before_exec,
         )
 
-    def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure:
-        return self.channel.request(message, timeout)
+    def request(self, message: dict, timeout: Timeout, ahead: Sequence[dict] = ()) -> dict | WorkerFailure:
+        """One case's reply; `ahead`: the requests asked next, sent ahead (channel.py)."""
+        return self.channel.request(message, timeout, ahead)
 
     def start_clock(self) -> None:
         """Count this process tree's CPU time from now on (cpu_used)."""
