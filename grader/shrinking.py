@@ -18,15 +18,10 @@ requests are not counted in any test (a limit it hits stops shrinking, nothing e
 it finds is a function of the submission and the assignment: the candidates are a pure
 function of the case, the budget is counted in requests and in the student process's CPU
 time (which load doesn't change), so the same file shows the same example unless the CPU
-budget ends shrinking half-way (the spec's default leaves room for many calls). A smaller
-case already tried in the same descent (so not taken) is counted as tried again, in the
-budget and in the example's count, but not sent again: a search whose answer is a function
-of the case shows the same example and count as if it were sent; one that keeps state between
-calls answers a repeated case from what it kept, and is taken at its first answer."""
+budget ends shrinking half-way (the spec's default leaves room for many calls)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -122,7 +117,6 @@ def shrink_one(plan: CasePlan, failed: Verdict, judgement: Judgement, run: Run, 
     the case found is diagnosed."""
     check = failed.parts[0]
     current, verdict, judged = plan, failed, judgement
-    tried: set[str] = set()  # the requests sent so far (a case's smaller cases overlap its own)
 
     def found(stopped: str) -> Shrunk:
         complete = judged.completed()
@@ -139,12 +133,6 @@ def shrink_one(plan: CasePlan, failed: Verdict, judgement: Judgement, run: Run, 
             if stop is not None:
                 return found(stop)
             budget.calls += 1
-            asked = _asked(candidate)
-            if asked is not None and asked in tried:
-                continue  # tried before and not taken: counted again (the budget and the count
-                # read as if it were sent), not sent again
-            if asked is not None:
-                tried.add(asked)
             outcome = run(candidate, budget.seconds_left())
             if isinstance(outcome, WorkerFailure):
                 if outcome.limit is not None and outcome.limit.scope == "submission":
@@ -156,18 +144,3 @@ def shrink_one(plan: CasePlan, failed: Verdict, judgement: Judgement, run: Run, 
                 break
         else:
             return found("smallest")
-
-
-def _asked(plan: CasePlan) -> str | None:
-    """What `plan` sends, as a key: the same key, the same request (None for a plan that
-    plays its requests, or one that isn't plain JSON). About a quarter of the smaller trees
-    a failing tree case was shrunk on (the class of bench/rounds.tree_class) were ones tried
-    and not taken a step or more before (the cuts of a tree and of its smaller tree overlap,
-    and the nodes are named by place): each was another request to the student's process
-    and another judgement, for the answer it had given already."""
-    if plan.play is not None:
-        return None
-    try:
-        return json.dumps(plan.request, sort_keys=True, allow_nan=True)
-    except (TypeError, ValueError):
-        return None
