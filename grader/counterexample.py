@@ -33,7 +33,7 @@ class Counterexample:
     (what was seen against what was expected, the likely cause under the first line, the
     case written out); `details` its picture; `size` and `original_size` the measures
     (Shrinkable.size) of the case and of the random case it came from, `text` and
-    `original_text` the same in words; `calls` the smaller cases shrinking tried (one tried again counts again); `stopped` why it
+    `original_text` the same in words; `calls` the requests shrinking sent; `stopped` why it
     stopped (a key of STOPS)."""
 
     case: str

@@ -46,8 +46,7 @@ class CheckPolicy:
 @dataclass(frozen=True)
 class ShrinkPolicy:
     """The smallest failing case (grader/counterexamples.py): when a random case fails, the
-    grader tries smaller cases, at most `calls` of them (a request to the student's process
-    each; one tried again in the same descent counts, but is not sent again) and
+    grader tries smaller cases, at most `calls` requests to the student's process and
     `seconds` of its CPU time in all (0 calls: never); `reveal`: the smallest one found is
     shown to students even when the random tests are hidden (it is a small case made from
     the hidden one, not the hidden one)."""
