@@ -111,9 +111,18 @@ def shrink_all(
 
 def shrink_one(plan: CasePlan, failed: Verdict, judgement: Judgement, run: Run, budget: Budget) -> Shrunk:
     """Greedy descent from `plan`: the first smaller case that still fails the same check
-    (the first check `failed` names) replaces it, until none does or the budget is spent."""
+    (the first check `failed` names) replaces it, until none does or the budget is spent.
+    A candidate's judge may put its diagnoses off (Judgement.complete: replaying the
+    classic bugs on each step's tree was most of a failing submission's shrinking); only
+    the case found is diagnosed."""
     check = failed.parts[0]
     current, verdict, judged = plan, failed, judgement
+
+    def found(stopped: str) -> Shrunk:
+        complete = judged.completed()
+        shown = random_failure(complete) or verdict  # the same verdict, its diagnoses in
+        return Shrunk(plan, current, check, shown, complete, budget.calls, stopped)
+
     while True:
         assert current.shrink is not None
         size = current.shrink.size
@@ -122,16 +131,16 @@ def shrink_one(plan: CasePlan, failed: Verdict, judgement: Judgement, run: Run, 
                 continue  # only strictly smaller cases, so the descent ends
             stop = budget.spent()
             if stop is not None:
-                return Shrunk(plan, current, check, verdict, judged, budget.calls, stop)
+                return found(stop)
             budget.calls += 1
             outcome = run(candidate, budget.seconds_left())
             if isinstance(outcome, WorkerFailure):
                 if outcome.limit is not None and outcome.limit.scope == "submission":
-                    return Shrunk(plan, current, check, verdict, judged, budget.calls, "submission")
+                    return found("submission")
                 continue  # a crash or a case limit is another failure than the one shown
             again = random_failure(outcome)
             if again is not None and check in again.parts:
                 current, verdict, judged = candidate, again, outcome
                 break
         else:
-            return Shrunk(plan, current, check, verdict, judged, budget.calls, "smallest")
+            return found("smallest")

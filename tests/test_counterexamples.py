@@ -163,6 +163,37 @@ def test_the_descent_takes_the_first_smaller_case_that_still_fails_and_stops_at_
     assert timed[0].plan.shrink.size == (3,) and timed[0].stopped == "seconds" and timed[0].calls == 3
 
 
+def test_only_the_case_found_is_diagnosed_when_the_candidates_put_their_diagnoses_off():
+    """A candidate's judge may leave its diagnoses out (Judgement.complete): the descent reads
+    only which checks failed, and the case shown gets them, once."""
+    completed: list[int] = []
+
+    def plan_putting_off(n: int) -> CasePlan:
+        failed = Verdict(False, f"case {n} failed", parts=("value",))
+
+        def judge(calls: list[dict]) -> Judgement:
+            def complete() -> Judgement:
+                completed.append(n)
+                return Judgement({"random": failed.with_diagnoses(("a_bug",))}, frozenset({"a_bug"}))
+
+            verdict = failed if n >= 4 else Verdict.ok(f"case {n} passed")
+            return Judgement({"random": verdict}, frozenset(), complete if n >= 4 else None)
+
+        smaller = lambda: (plan_putting_off(m) for m in range(1, n))  # noqa: E731
+        return CasePlan(
+            f"case {n}", {"id": str(n), "calls": [{}]}, ("random",), judge, shrink=Shrinkable((n,), "", smaller)
+        )
+
+    original = plan_putting_off(9)
+    found = shrink_all(
+        [(original, original.judge([{}]))], run_locally, ShrinkPolicy(calls=100, seconds=60), lambda: 0.0
+    )
+    assert found[0].plan.shrink.size == (4,) and found[0].calls == 7
+    assert completed == [4]  # not 9 (the random case's own judgement is the pipeline's), not each step
+    assert found[0].verdict.diagnoses == ("a_bug",) and found[0].judgement.bugs() == frozenset({"a_bug"})
+    assert found[0].verdict.message == "case 4 failed" and found[0].verdict.parts == ("value",)
+
+
 def test_a_candidate_that_crashes_is_passed_over_and_the_submissions_limit_ends_shrinking():
     original = plan_of(6, lambda n: True)
     judged = [(original, original.judge([{}]))]

@@ -3,6 +3,7 @@ them): fed by hand here, without a student process, a spec or a grading run."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import inf
 
 from grader.checks import Verdict
@@ -21,10 +22,11 @@ from grader.labs.tictactoe.cases import SearchCase as TicTacToeSearchCase
 from grader.labs.tictactoe.plans import minimax_call, windows_case
 from grader.labs.tree.cases import BoundsCase, SearchCase
 from grader.labs.tree.judges import judge_bounds, judge_search
+from grader.labs.tree.plans import tree_random_plan
 from reference.games import load_game
 from reference.negamax import alphabeta_value
 from reference.tictactoe_bugs import LAB_RULES, Rules, replay
-from reference.tree_search import alphabeta
+from reference.tree_search import alphabeta, minimax
 from reference.trees import GameTree
 
 TREE = GameTree.from_mapping({"a": ["b", "c"], "b": ["d", "e"], "c": ["f", "g"]}, {"d": 3, "e": 5, "f": 2, "g": 9}, "a")
@@ -53,6 +55,22 @@ def test_tree_search_without_pruning_names_the_first_difference() -> None:
     assert judgement.verdicts["value"].passed and not judgement.verdicts["pruned"].passed
     assert "your search went on with g" in judgement.verdicts["pruned"].message
     assert "no_pruning" in judgement.bugs()
+
+
+def test_a_tree_shrink_candidate_puts_its_diagnoses_off_and_completes_to_the_full_judgement() -> None:
+    """A smaller tree's judge (a shrink candidate's) replays no classic bug; `complete` gives
+    exactly what the random case's own judge gives, diagnoses and all."""
+    unpruned = minimax(TREE)
+    seen = [observed(unpruned.value, list(unpruned.trace.order))]
+    full = tree_random_plan("random 1", TREE).judge(seen)
+    candidate = tree_random_plan("random 1", TREE, request_id="random 1/smaller", diagnose=False)
+    put_off = candidate.judge(seen)
+    assert full.verdicts["random"].diagnoses and "no_pruning" in full.bugs()
+    assert put_off.verdicts["random"].diagnoses == () and put_off.complete is not None
+    assert replace(put_off.verdicts["random"], diagnoses=full.verdicts["random"].diagnoses) == full.verdicts["random"]
+    completed = put_off.completed()
+    assert completed.verdicts == full.verdicts and completed.bugs() == full.bugs()
+    assert full.completed() is full
 
 
 def test_tree_search_that_raised_fails_every_kind_alike() -> None:

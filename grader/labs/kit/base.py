@@ -36,10 +36,18 @@ class Judgement:
 
     verdicts: dict[str, Verdict]
     consistent_bugs: BugSet | Callable[[], BugSet] = None
+    # A judge may put the diagnoses off (a shrink candidate's: shrinking asks only whether
+    # it still fails the same check, and shows the last one found): `complete` then gives
+    # the same judgement with them, the same verdicts otherwise.
+    complete: Callable[[], Judgement] | None = None
 
     def bugs(self) -> BugSet:
         found = self.consistent_bugs
         return found() if callable(found) else found
+
+    def completed(self) -> Judgement:
+        """This judgement with every diagnosis a judge put off."""
+        return self if self.complete is None else self.complete()
 
 
 Judge = Callable[[list[dict]], Judgement]

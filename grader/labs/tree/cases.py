@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from math import inf
 from typing import Any, Literal
 
-from reference.tree_search import alphabeta
+from reference.tree_search import SearchResult, alphabeta
 from reference.trees import GameTree, TreeError
 
 from ...checks.bounds import BoundProbe
@@ -85,10 +86,19 @@ class SearchCase:
     # hands its parent the bound itself where a fail-soft one hands a value past it, so the
     # parent (cutting only when alpha > beta) reads on where the fail-soft reference stops
     other_orders: tuple[tuple[str, ...], ...] = ()
+    # the reference's search of the tree when the plan has run it already (a random case's)
+    reference: SearchResult | None = field(default=None, compare=False, repr=False)
 
     @property
     def call(self) -> list:
         return root_call(self.tree)
+
+    @cached_property
+    def windows(self) -> dict[str, tuple[float, float]]:
+        """The reference's (alpha, beta) on entering each node it reads, for a picture: worked
+        out once per case, not at every judgement (every grading of a fixed case, each smaller
+        tree a failing random case is shrunk on)."""
+        return (self.reference or alphabeta(self.tree, cutoff=self.cutoff)).trace.windows
 
     def order_for(self, reads: list[str]) -> tuple[str, ...]:
         """The accepted order the student's reads are judged against: the one they match, else the reference's."""

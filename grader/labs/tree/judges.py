@@ -4,7 +4,7 @@ plain observation dicts of one request (one per call) to verdicts per check kind
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from reference.tree_search import alphabeta
@@ -21,15 +21,21 @@ from .cases import BoundsCase, ReadsCall, SearchCase
 from .hints import NO_READS_HINT, READS, bugs_behind_calls, replayed_bugs
 
 
-def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
-    """The root call: value, node count and reads (pruned), with the tree for a picture."""
+def judge_search(observed: list[ReadsCall], case: SearchCase, diagnose: bool = True) -> Judgement:
+    """The root call: value, node count and reads (pruned), with the tree for a picture.
+    `diagnose=False`: no classic bug is replayed or named (a shrink candidate's judgement,
+    completed later if it is the case shown); the verdicts are otherwise the same."""
     call, tree, kinds = answer_at(observed), case.tree, case.kinds
     text = show_call("alphabeta", *case.call)
     if call.get("error"):
         failed = Verdict.fail(f"{text} raised {describe_error(call.get('error') or {})}")
         return Judgement({kind: failed for kind in kinds})
     reads = [r for r in call.get("reads", []) if isinstance(r, str)]
-    bugs = functools.cache(lambda: replayed_bugs(tree, case.call, reads, call.get("returned"), cutoff=case.cutoff))
+    bugs = functools.cache(
+        lambda: (
+            replayed_bugs(tree, case.call, reads, call.get("returned"), cutoff=case.cutoff) if diagnose else frozenset()
+        )
+    )
     order = case.order_for(reads)
     nodes = case.nodes if order == case.expected_order else len(order)
     verdicts: dict[str, Verdict] = {}
@@ -43,7 +49,7 @@ def judge_search(observed: list[ReadsCall], case: SearchCase) -> Judgement:
     verdicts = {
         k: v if v.passed or v.diagnoses else v.with_diagnoses(tuple(sorted(bugs()))) for k, v in verdicts.items()
     }
-    picture = tree_details(tree, reads, list(order), call.get("returned"), case.value, case.cutoff)
+    picture = tree_details(tree, reads, list(order), call.get("returned"), case.value, case.cutoff, case.windows)
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
 
 
@@ -62,12 +68,19 @@ def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:
 
 
 def tree_details(
-    tree: GameTree, reads: list[str], expected_order: list[str], returned: object, value: float, cutoff: str = ">="
+    tree: GameTree,
+    reads: list[str],
+    expected_order: list[str],
+    returned: object,
+    value: float,
+    cutoff: str = ">=",
+    windows: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict:
     """What a report needs to draw this case: the tree, both searches, the reference's
-    alpha and beta on entering each node it read."""
+    alpha and beta on entering each node it read (`windows`, when the case has them)."""
     graph, leaves = tree.to_mapping()
-    windows = alphabeta(tree, cutoff=cutoff).trace.windows  # type: ignore[arg-type]
+    if windows is None:
+        windows = alphabeta(tree, cutoff=cutoff).trace.windows  # type: ignore[arg-type]
     return {
         "view": "tree",
         "root": tree.root,

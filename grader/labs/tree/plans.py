@@ -69,32 +69,38 @@ def random_plan(number: int, tree: GameTree, conventions: Conventions = DEFAULT_
 
 
 def tree_random_plan(
-    name: str, tree: GameTree, cutoff: Literal[">=", ">"] = ">=", request_id: str | None = None
+    name: str,
+    tree: GameTree,
+    cutoff: Literal[">=", ">"] = ">=",
+    request_id: str | None = None,
+    diagnose: bool = True,
 ) -> CasePlan:
     """A random tree's request and judge; it shrinks to smaller trees (each its own plan,
-    its request named after the case it came from)."""
+    its request named after the case it came from, its diagnoses put off until it is the
+    case shown: Judgement.complete)."""
     result = alphabeta(tree, cutoff=cutoff)
     order = tuple(result.trace.order)
     search = SearchCase(
-        tree, result.value, result.nodes, order, ("value", "pruned"), cutoff, other_orders(tree, cutoff)
+        tree, result.value, result.nodes, order, ("value", "pruned"), cutoff, other_orders(tree, cutoff), result
     )
     asked = request_id or name
     return CasePlan(
         name,
         tree_request(asked, tree, [root_call(tree)]),
         ("random",),
-        partial(judge_random, case=search),
+        partial(judge_random, case=search, diagnose=diagnose),
         shrink=Shrinkable(
             tree_size(tree),
             tree_text(tree),
-            lambda: (tree_random_plan(name, t, cutoff, f"{name}/smaller") for t in smaller_trees(tree)),
+            lambda: (tree_random_plan(name, t, cutoff, f"{name}/smaller", diagnose=False) for t in smaller_trees(tree)),
         ),
     )
 
 
-def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
-    """A random tree, judged on value and reads at once (one `random` test)."""
-    judgement = judge_search(observed, case)
+def judge_random(observed: list[ReadsCall], case: SearchCase, diagnose: bool = True) -> Judgement:
+    """A random tree, judged on value and reads at once (one `random` test); `diagnose=False`
+    (a shrink candidate): the classic bugs are replayed only if `complete` is asked for."""
+    judgement = judge_search(observed, case, diagnose)
     graph, leaves = case.tree.to_mapping()
     details = next(iter(judgement.verdicts.values())).details
     verdict = roll_up(
@@ -104,7 +110,8 @@ def judge_random(observed: list[ReadsCall], case: SearchCase) -> Judgement:
         suffix=f"\nThe tree: graph = {graph}\nterminal_nodes = {leaves}",
         details=details,
     )
-    return Judgement({"random": verdict}, judgement.consistent_bugs)
+    complete = None if diagnose else partial(judge_random, observed, case)
+    return Judgement({"random": verdict}, judgement.consistent_bugs, complete)
 
 
 def bound_probes(tree: GameTree, conventions: Conventions = DEFAULT_CONVENTIONS) -> list[tuple[list, BoundProbe]]:
