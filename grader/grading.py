@@ -3,6 +3,7 @@ run each case plan, judge the observations in this process, and add up the resul
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -26,7 +27,7 @@ from .sandbox.session import Session
 from .seeding import Seed, spec_seed, student_seed
 from .source_encoding import SAMPLE_BYTES, resave_advice, wide_encoding
 from .spec import Spec
-from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text
+from .text import LINE_CHARS, OUTPUT_CHARS, clean_line, clean_text, without_work_folder
 
 SUPPORTED_SUFFIXES = (".py", ".ipynb")
 
@@ -186,13 +187,13 @@ def _run_cases(
 ) -> None:
     with session:  # configured with the limits and the student's random seed (grade_submission)
         report.notes.append(session.isolation_note)
-        load = sanitize_load(session.load())  # the boundary: student-side text is made safe here
+        load = sanitize_load(session.load(), _work_folder(session))  # the boundary: student-side text is made safe here
         report.load_notes = list(load.notes)
         verdict, usable = check_load(load, lab.api, clean_line(path.name))
         if not usable:
             _fail_everything(report, spec, plans, verdict)
             session.close()
-            report.student_output = _student_output(session.output)
+            report.student_output = _student_output(session.output, _work_folder(session))
             return
         report.tests.append(_load_test(spec, verdict))
         incidents: list[Incident] = []
@@ -265,10 +266,11 @@ def _close_session(session: Session, report: GradeReport, public: str | None) ->
     """The student's process closed, and what it printed kept (what a hidden case's
     request made it print withheld from the public part)."""
     session.close()
-    report.student_output = _student_output(session.output)
+    folder = _work_folder(session)
+    report.student_output = _student_output(session.output, folder)
     if public is not None:
         withheld = len(session.output) > len(public)
-        report.public_output = _student_output(public) + (HIDDEN_OUTPUT_NOTE if withheld else "")
+        report.public_output = _student_output(public, folder) + (HIDDEN_OUTPUT_NOTE if withheld else "")
 
 
 def _add_counterexamples(
@@ -361,13 +363,21 @@ def _sanitized_calls(lab: Lab, reply: dict) -> list[dict]:
 _DROPPED = "\n[output truncated: "  # the sandbox's own note that output was dropped
 
 
-def _student_output(text: str) -> str:
-    """What the student printed, made safe and cut; the sandbox's note about output it
-    dropped is kept at the end (it is the grader's text, and the news)."""
+def _work_folder(session: Session) -> tuple[str, ...]:
+    """The student's work folder's path as made and as resolved (a symlinked TMPDIR)."""
+    return (str(session.workdir), os.path.realpath(session.workdir))
+
+
+def _student_output(text: str, folder: tuple[str, ...] = ()) -> str:
+    """What the student printed, made safe and cut, its work folder's random path shown as
+    one fixed name (text.without_work_folder); the sandbox's note about output it dropped
+    is kept at the end (it is the grader's text, and the news)."""
     body, marker, dropped = text.rpartition(_DROPPED)
     if not marker or "\n" in dropped:
         body, dropped = text, ""
-    return clean_text(body, OUTPUT_CHARS) + (_DROPPED + clean_line(dropped) if dropped else "")
+    return clean_text(without_work_folder(body, *folder), OUTPUT_CHARS) + (
+        _DROPPED + clean_line(dropped) if dropped else ""
+    )
 
 
 def _judge(plan: CasePlan, calls: list[dict]) -> Judgement:

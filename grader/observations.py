@@ -11,7 +11,17 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal, Protocol, TypeVar
 
-from .text import LINE_CHARS, NAME_CHARS, PLAIN_TYPES, clean_data, clean_line, clean_lines, clean_text, unsafe_in_line
+from .text import (
+    LINE_CHARS,
+    NAME_CHARS,
+    PLAIN_TYPES,
+    clean_data,
+    clean_line,
+    clean_lines,
+    clean_text,
+    unsafe_in_line,
+    without_work_folder,
+)
 
 MALFORMED = {"type": "malformed", "repr": "<an observation the grader could not read>"}
 _ERROR_FLAGS = ("recursion", "memory", "exit")
@@ -119,10 +129,12 @@ class LoadLike(Protocol):
 Load = TypeVar("Load", bound=LoadLike)
 
 
-def sanitize_load(load: Load) -> Load:
+def sanitize_load(load: Load, folder: tuple[str, ...] = ()) -> Load:
     """The load observation with every student-side string made safe: the API entries
     (signatures show the student's default values), the loading error, cell notes and
-    the messages about unusable files and workers (they may quote the student)."""
+    the messages about unusable files and workers (they may quote the student); the
+    student's work `folder` (its paths) shown as one fixed name (text.without_work_folder:
+    a notebook cell's error quotes the full path of a file it did not find)."""
     api = {
         clean_line(name): clean_data(entry, NAME_CHARS)
         for name, entry in load.api.items()
@@ -130,9 +142,16 @@ def sanitize_load(load: Load) -> Load:
     }
     clean = copy.copy(load)  # a new observation: the sandbox's own is left as it came
     if load.failure is not None:
-        clean.failure = replace(load.failure, message=clean_text(load.failure.message))
+        clean.failure = replace(load.failure, message=clean_text(_unfoldered(load.failure.message, folder)))
     clean.api = api
     clean.error = sanitize_error(load.error) if load.error is not None else None
-    clean.problem = None if load.problem is None else clean_text(load.problem)
-    clean.notes = [clean_text(note, LINE_CHARS) for note in load.notes]
+    if clean.error is not None:
+        clean.error["message"] = without_work_folder(clean.error["message"], *folder)
+    clean.problem = None if load.problem is None else clean_text(_unfoldered(load.problem, folder))
+    clean.notes = [clean_text(_unfoldered(note, folder), LINE_CHARS) for note in load.notes]
     return clean
+
+
+def _unfoldered(text: object, folder: tuple[str, ...]) -> object:
+    """A string with the work folder's paths replaced; anything else as it came (clean_text judges it)."""
+    return without_work_folder(text, *folder) if isinstance(text, str) else text

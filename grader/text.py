@@ -46,6 +46,21 @@ def _visible(match: re.Match[str]) -> str:
     return f"\\u{code:04x}"
 
 
+WORK_FOLDER = "<work folder>"  # shorter than any work folder's path (mkdtemp's "/.../abgrade-XXXXXXXX")
+
+
+def without_work_folder(text: str, *paths: str) -> str:
+    """`text` with each of `paths` (the student's work folder, as made and as resolved)
+    shown as WORK_FOLDER. The folder's name is random per run (it must be: a predictable
+    name in a shared /tmp invites a symlink attack), so a submission that prints its cwd,
+    `__file__` or its TMPDIR would print other text on every run; with the stand-in, the
+    same file gives the same output. Applied by the grader to what it captured, before the
+    bounds: the stand-in is never longer than a path it replaces, so no text grows."""
+    for path in sorted({p for p in paths if len(p) > len(WORK_FOLDER)}, key=len, reverse=True):
+        text = text.replace(path, WORK_FOLDER)
+    return text
+
+
 def clean_text(text: Any, limit: int = MESSAGE_CHARS, multiline: bool = True) -> str:
     """`text` made printable and bounded (see the module docstring). Non-strings become
     "" (the observer's shape is untrusted). `multiline`: keep newlines and tabs; CR LF
