@@ -135,10 +135,7 @@ class KernelZygote:
                 preexec_fn=die_with_grader,
             )
         except OSError as exc:
-            with self._lock:
-                self.problem = f"{type(exc).__name__}: {exc}"
-                self._changed.notify_all()
-            started.set()
+            self._give_up(f"{type(exc).__name__}: {exc}", started)
             return
         finally:
             theirs.close()
@@ -150,15 +147,19 @@ class KernelZygote:
         try:
             socket.send_fds(door, [b"channel"], [theirs.fileno()])
         except OSError as exc:
-            with self._lock:
-                self.problem = f"its door is closed ({type(exc).__name__}: {exc})"
-                self._changed.notify_all()
-            started.set()
+            self._give_up(f"its door is closed ({type(exc).__name__}: {exc})", started)
             return
         finally:
             theirs.close()
         started.set()
         self._read()
+
+    def _give_up(self, problem: str, started: threading.Event) -> None:
+        """No zygote to talk to: say why to whoever waits, and let the start go on."""
+        with self._lock:
+            self.problem = problem
+            self._changed.notify_all()
+        started.set()
 
     def _read(self) -> None:
         """Take the zygote's messages until its end of the channel closes."""
