@@ -35,7 +35,8 @@ cluster, DIR's batch on Dask too (only its batch process: the workers run this c
 abgrade, so a change on the workers' side is not compared this way). The
 cluster runs with the settings the README advises for a grading cluster (QUIET_CLUSTER:
 no statistical profiler, the event loop's health tick every second instead of every 20 ms,
-the system monitor every 5 s instead of 0.5 s); `--dask-defaults` starts it with Dask's
+the system monitor every 5 s instead of 0.5 s, the memory checks every second instead of every
+100 ms); `--dask-defaults` starts it with Dask's
 defaults instead (`--dask-profiler`, its older name, does the same). CPU per run is each
 process's own user + system time, sampled every 50 ms over the batch's process tree and,
 for a Dask run, the cluster's (CpuWatch), and split by the processes that used it: the
