@@ -1,9 +1,15 @@
 """The tree lab's classic-bug replays are remembered per (tree, call, cutoff) and are the
 same as replaying afresh (grader/labs/tree/hints.py, bug_replays)."""
 
+import random
 from math import inf
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.checks.show import is_number
 from grader.labs.tree import hints
+from reference.random_trees import random_tree
 from reference.tree_bugs import buggy_calls
 from reference.trees import GameTree
 
@@ -32,3 +38,47 @@ def test_a_call_that_cannot_be_a_key_is_replayed_without_the_memo():
     except TypeError:
         pass  # the replay itself refuses five arguments; the memo was never asked
     assert hints._remembered_replays.cache_info().currsize == before.currsize
+
+
+def _named_by_scanning(tree, call, reads, returned, by_value, cutoff):
+    """replayed_bugs as it was before its look-up (bug_readers): every bug's every way compared."""
+    seen = tuple(reads)
+    return frozenset(
+        name
+        for name, ways in hints.bug_replays(tree, call, cutoff).items()
+        if any(
+            order == seen and (not by_value or not is_number(returned) or value == returned) for order, value in ways
+        )
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    cutoff=st.sampled_from([">=", ">"]),
+    pick=st.integers(0, 50),
+    alter=st.sampled_from(["as replayed", "one read dropped", "reversed", "none", "random"]),
+    returned=st.one_of(st.none(), st.integers(-9, 9), st.floats(allow_nan=True), st.text(max_size=3)),
+    by_value=st.booleans(),
+)
+def test_the_readers_look_up_names_the_bugs_the_scan_does(seed, cutoff, pick, alter, returned, by_value):
+    """The same names whatever the reads: those of some bug's way (the look-up's hits), changed
+    ones, none, random ones; with and without the value compared, numbers or not."""
+    tree = random_tree(seed)
+    nodes = tree.nodes()
+    window = [[-inf, inf], [-3, 3], [0, 0], [2, -2]][pick % 4]
+    call = [nodes[0], *window, True]
+    ways = [way for replays in hints.bug_replays(tree, call, cutoff).values() for way in replays]
+    order, value = ways[pick % len(ways)]
+    reads = {
+        "as replayed": list(order),
+        "one read dropped": list(order[:-1]),
+        "reversed": list(reversed(order)),
+        "none": [],
+        "random": random.Random(seed).sample(nodes, min(len(nodes), pick % 7)),
+    }[alter]
+    if alter == "as replayed" and pick % 2:
+        returned = value  # the replay's own value, so that by value it names the bug
+    assert hints.replayed_bugs(tree, call, reads, returned, by_value, cutoff) == _named_by_scanning(
+        tree, call, reads, returned, by_value, cutoff
+    )

@@ -30,6 +30,7 @@ MAX_JSON_DEPTH = 64  # real replies nest fewer than 20 levels
 SEND_SECONDS = 10.0  # deadline of a `send` given no timeout
 _READ_CHUNK = 1 << 20
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 _PASSES_UP_TO = 1 << 20  # longer texts are measured with numpy
 
@@ -81,9 +82,13 @@ def json_depth_exceeds(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
     if len(data) > _PASSES_UP_TO:
         return _deepest(data) > limit
-    if b'"' in data:
-        data = b"".join(data.split(b'"')[::2])
-    brackets = data.translate(_ONE_KIND, _NOT_BRACKETS)
+    # the brackets and quotes alone: a `""` there is an empty string, or two strings with no
+    # bracket between them (merged, they leave every bracket in or out of a string as it
+    # was), so with no quote left every bracket is outside strings (a reply's strings are
+    # names: nearly always). Else the strings are cut out of the text first
+    brackets = data.translate(_ONE_KIND, _NOT_BRACKETS_OR_QUOTES).replace(b'""', b"")
+    if b'"' in brackets:
+        brackets = b"".join(data.split(b'"')[::2]).translate(_ONE_KIND, _NOT_BRACKETS)
     for _ in range(limit):
         if not brackets:
             return False

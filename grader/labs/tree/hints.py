@@ -35,13 +35,16 @@ def replayed_bugs(
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
         return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
     seen = tuple(reads)
+    if not by_value or not is_number(returned):  # the reads alone: one look-up (bug_readers)
+        return bug_readers(tree, call, cutoff).get(seen, _NO_BUGS)
     return frozenset(
         name
         for name, ways in bug_replays(tree, call, cutoff).items()
-        if any(
-            order == seen and (not by_value or not is_number(returned) or value == returned) for order, value in ways
-        )
+        if any(order == seen and value == returned for order, value in ways)
     )
+
+
+_NO_BUGS: frozenset[str] = frozenset()
 
 
 # (tree, call) pairs, about 1.5 KB each: a failing tree submission's grading replays about 500
@@ -84,6 +87,37 @@ def _replays(tree: GameTree, call: tuple, cutoff: str) -> Replays:
 
 
 _remembered_replays = lru_cache(maxsize=REPLAYS_KEPT)(_replays)
+
+
+Readers = dict[tuple[str, ...], frozenset[str]]
+
+
+def bug_readers(tree: GameTree, call: list, cutoff: str = ">=") -> Readers:
+    """The nodes read -> the classic bugs one of whose ways reads exactly those (bug_replays
+    turned around). Remembered as bug_replays is: a failing submission's graded cases ask
+    about 360 calls whose replays are all remembered, and going through every bug's ways for
+    each was about 12 ms of a grader process's CPU per failing tree file (under load 13);
+    a look-up in this is one hash of the reads."""
+    key = tuple(call)
+    if not all(isinstance(part, Hashable) for part in key):
+        return _readers(bug_replays(tree, call, cutoff))
+    try:
+        return _remembered_readers(tree, key, cutoff)
+    except TypeError:  # a part that says it is hashable and isn't
+        return _readers(bug_replays(tree, call, cutoff))
+
+
+def _readers(replays: Replays) -> Readers:
+    readers: dict[tuple[str, ...], set[str]] = {}
+    for name, ways in replays.items():
+        for order, _ in ways:
+            readers.setdefault(order, set()).add(name)
+    return {order: frozenset(names) for order, names in readers.items()}
+
+
+@lru_cache(maxsize=REPLAYS_KEPT)
+def _remembered_readers(tree: GameTree, key: tuple, cutoff: str) -> Readers:
+    return _readers(_remembered_replays(tree, key, cutoff))
 
 
 def bugs_behind_calls(
