@@ -558,3 +558,119 @@ def test_hostile_served_grades_reach_neither_the_server_its_zygotes_nor_the_grad
     while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
     assert left_under(server) == []
+
+
+SLOW_BUT_CORRECT = "import time\ntime.sleep(2)  # the grade is in flight while the server is told to stop\n"
+
+
+def lease_free(uid: int) -> bool:
+    fd = os.open(os.path.join(LEASE_DIR, str(uid)), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def foreground_server(folder: Path) -> tuple[subprocess.Popen, dict[str, str], Path, Path]:
+    """`abgrade serve` in the foreground, as from a terminal: the leader of its own process
+    group (a terminal's Ctrl-C goes to the whole group), once it says it serves."""
+    cwd = folder / "run"
+    cwd.mkdir(exist_ok=True)
+    env = environment(ABGRADE_SERVE_DIR=str(folder / "s"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--idle", "600"],
+        env=env,
+        cwd=cwd,
+        preexec_fn=lambda: (os.setpgid(0, 0), as_a_terminal_starts_it()),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"serving at (\S+) \(pid", line)
+    assert found, (line, process.stderr.read() if process.poll() is not None else "")
+    return process, env, cwd, Path(found[1])
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C", "SIGKILL"])
+def test_a_grade_in_flight_finishes_when_the_server_stops_or_dies_and_nothing_is_left(how: str) -> None:
+    """The server told to stop (SIGTERM, a Ctrl-C to its process group) or killed: the
+    grade in flight gives its client the cold grade's results, the server is gone at once,
+    its zygotes once the grade ended, and nothing of the grade stays (process, uid lease);
+    a server started on the same socket path after a SIGKILL serves."""
+    folder = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
+    server, env, cwd, socket_path = foreground_server(folder)
+    try:
+        submission = folder / "slow.py"
+        submission.write_text(SLOW_BUT_CORRECT + (PROJECT / "reference" / "solutions" / "tree.py").read_text())
+        client = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(submission),
+                "--lab",
+                "tree",
+                "--json",
+                str(folder / "served.json"),
+            ],
+            env=env,
+            cwd=cwd,
+            preexec_fn=as_a_terminal_starts_it,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        uid, end = None, time.monotonic() + WAIT
+        while uid is None and time.monotonic() < end and client.poll() is None:
+            uid = student_uid_under(server.pid)
+            time.sleep(0.02)
+        assert uid is not None, "no student process under the server"
+        everything = descendants(server.pid)  # the grade's child, its student, the zygotes
+        if how == "Ctrl-C":
+            os.killpg(server.pid, signal.SIGINT)
+        else:
+            os.kill(server.pid, getattr(signal, how))
+        server.communicate(timeout=WAIT)  # the server is gone before the grade ends
+        assert client.poll() is None, "the grade ended with its server"
+        stdout, stderr = client.communicate(timeout=WAIT)
+        cold = abgrade(
+            "grade",
+            submission,
+            "--lab",
+            "tree",
+            "--json",
+            folder / "cold.json",
+            env={**env, "ABGRADE_SERVER": "0"},
+            cwd=cwd,
+        )
+        assert (stdout, stderr, client.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        served, alone = (json.loads((folder / f"{way}.json").read_text()) for way in ("served", "cold"))
+        served.pop("execution_time"), alone.pop("execution_time")
+        assert served == alone and client.returncode == 0  # slow, and correct: every test passed
+        end = time.monotonic() + WAIT
+        while any(alive(pid) for pid in everything) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [pid for pid in everything if alive(pid)] == []
+        assert lease_free(uid), "the student's uid is still leased"  # (or leased again meanwhile: rare)
+        assert socket_path.exists() == (how == "SIGKILL")  # a stopped server removes it; a killed one can't
+        if how == "SIGKILL":
+            again = Served(folder)
+            try:
+                done = abgrade("grade", submission, "--lab", "tree", env=env, cwd=cwd)
+                assert (done.stdout, done.returncode) == (cold.stdout, cold.returncode)
+                assert again.counts() == (1, 0)
+            finally:
+                again.stop()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
