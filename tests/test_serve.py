@@ -674,3 +674,39 @@ def test_a_grade_in_flight_finishes_when_the_server_stops_or_dies_and_nothing_is
             server.kill()
             server.wait()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+COUNTS_OPENS = """
+import os as _os
+
+if _os.environ.get("ABGRADE_TEST_OPENS"):  # the grader's environment only (the student's is scrubbed)
+    with open(_os.environ["ABGRADE_TEST_OPENS"], "a") as _handle:
+        _handle.write("opened\\n")
+"""
+
+
+def test_a_served_grade_reads_a_lab_folder_as_often_as_a_cold_grade(folder: Path) -> None:
+    """The served child opens the lab once to pick its zygote (grade_early.py) and the grade
+    takes that instance: a lab folder's reference is loaded once, as in a cold grade."""
+    lab = folder / "nim_counted"
+    shutil.copytree(PROJECT / "examples" / "labs" / "nim", lab, dirs_exist_ok=True)
+    with open(lab / "reference.py", "a") as handle:
+        handle.write(COUNTS_OPENS)
+    submission = PROJECT / "examples" / "labs" / "nim" / "variants" / "fail_hard.py"
+    counter = folder / "opens"
+    server = (
+        Served(folder / "counted", ABGRADE_TEST_OPENS=str(counter)) if (folder / "counted").mkdir() is None else None
+    )
+    assert server is not None
+    try:
+        opens, outputs = {}, {}
+        for way, env in (("served", server.env), ("cold", {**server.env, "ABGRADE_SERVER": "0"})):
+            counter.write_text("")
+            done = abgrade("grade", submission, "--lab", lab, env=env, cwd=server.cwd)
+            outputs[way] = (done.stdout, done.stderr, done.returncode)
+            opens[way] = counter.read_text().count("opened")
+        assert server.counts() == (1, 0)
+    finally:
+        server.stop()
+    assert outputs["served"] == outputs["cold"]
+    assert opens["served"] == opens["cold"] >= 1
