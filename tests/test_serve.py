@@ -496,7 +496,7 @@ def student_under(server: Served) -> int | None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
 def test_a_served_grade_forks_its_worker_from_the_servers_zygote_which_outlives_the_grade(server: Served) -> None:
     zygotes = server.zygotes()
-    assert len(zygotes) == 2  # without numpy, and with it (worker_zygote.OPTIONAL)
+    assert zygotes  # without numpy (and numpy's once a grade of a numpy lab asked for it)
     client = looping_client(server)
     try:
         student = student_under(server)
@@ -710,3 +710,50 @@ def test_a_served_grade_reads_a_lab_folder_as_often_as_a_cold_grade(folder: Path
         server.stop()
     assert outputs["served"] == outputs["cold"]
     assert opens["served"] == opens["cold"] >= 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
+def test_numpys_zygote_starts_on_the_first_grade_that_needs_it_whose_result_is_the_cold_one(folder: Path) -> None:
+    """A server starts without numpy's zygote; the first tictactoe grade (its lab's observer
+    imports numpy) asks for it and grades with a worker started the cold way, the next one
+    forks its worker from it; both give the cold grade's output, and tree grades never
+    start it."""
+    (folder / "lazy").mkdir()
+    server = Served(folder / "lazy")
+    try:
+        first = server.zygotes()
+        assert len(first) == 1
+        tree = abgrade(
+            "grade", FIXTURES / "tree" / "bug_strict_cutoff.py", "--lab", "tree", env=server.env, cwd=server.cwd
+        )
+        assert tree.returncode == 1 and server.zygotes() == first
+        submission = folder / "lazy" / "slow_tie_last.py"
+        submission.write_text(SLOW_BUT_CORRECT + (FIXTURES / "tictactoe" / "bug_tie_last.py").read_text())
+        cold = abgrade(
+            "grade", submission, "--lab", "tictactoe", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd
+        )
+        served = abgrade("grade", submission, "--lab", "tictactoe", env=server.env, cwd=server.cwd)
+        assert (served.stdout, served.stderr, served.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        end = time.monotonic() + WAIT
+        while len(server.zygotes()) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        (numpys,) = set(server.zygotes()) - set(first)
+        client = subprocess.Popen(
+            [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tictactoe"],
+            env=server.env,
+            cwd=server.cwd,
+            preexec_fn=as_a_terminal_starts_it,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        student, end = None, time.monotonic() + WAIT
+        while student is None and time.monotonic() < end and client.poll() is None:
+            student = student_under(server)
+            time.sleep(0.02)
+        assert student is not None and numpys in ancestors(student), "the second grade did not fork from numpy's zygote"
+        stdout, stderr = finished(client, server)
+        assert (stdout, stderr, client.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        assert server.counts() == (3, 0)
+    finally:
+        server.stop()

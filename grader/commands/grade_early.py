@@ -116,6 +116,11 @@ def _served_fork(lab: str) -> bool:
     except Exception:  # noqa: BLE001 - grade meets it again and says it
         return False
     _OPENED = (lab, opened)  # `grade` loads this very instance (opened_lab): a lab folder is read once
+    if not zygotes.served_set(preimport):  # the server starts it for the next grades; this one goes cold
+        from ..serve.zygotes import ask
+
+        ask(preimport)
+        return False
     zygotes.serve_grade(preimport)
     return True
 
