@@ -757,3 +757,67 @@ def test_numpys_zygote_starts_on_the_first_grade_that_needs_it_whose_result_is_t
         assert server.counts() == (3, 0)
     finally:
         server.stop()
+
+
+SERVER_UID = 61998  # outside the student pool (61000-61255), not tests/test_security.py's 61999
+
+
+def _as_server_uid(*words: object, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """`python -m grader WORDS` as SERVER_UID, an unprivileged user (setpriv, from root)."""
+    return subprocess.run(
+        ["setpriv", f"--reuid={SERVER_UID}", f"--regid={SERVER_UID}", "--clear-groups"]
+        + [sys.executable, "-m", "grader", *map(str, words)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        preexec_fn=as_a_terminal_starts_it,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="root drops to a spare uid with setpriv")
+def test_a_server_run_by_an_unprivileged_user_grades_as_that_users_cold_grades() -> None:
+    """Not root: no zygote, the student in a user namespace of its own (first_spawn.py in
+    the child). A correct and a failing file, served, give that user's cold results."""
+    from grader.sandbox import acl
+    from grader.sandbox import isolation as isolation_module
+
+    if isolation_module.detect_isolation().level != "namespaces":
+        pytest.skip("no user namespaces here: an unprivileged grader has no sandbox to serve")
+    top = Path(tempfile.mkdtemp(prefix="abu-", dir="/tmp"))
+    try:
+        os.chmod(top, 0o755)
+        cwd, sockets = top / "run", top / "s"
+        cwd.mkdir(mode=0o755)
+        sockets.mkdir(mode=0o700)
+        os.chown(sockets, SERVER_UID, SERVER_UID)
+        os.chown(cwd, SERVER_UID, SERVER_UID)
+        files = {}
+        for name in ("correct_fail_hard.py", "bug_strict_cutoff.py"):
+            files[name] = top / name
+            shutil.copy(FIXTURES / "tree" / name, files[name])
+            os.chmod(files[name], 0o644)
+        env = environment(ABGRADE_SERVE_DIR=str(sockets), HOME="/tmp", PYTHONPATH=str(PROJECT))
+        readable = [*isolation_module.INTERPRETER_PATHS, str(PROJECT), str(top), sys.prefix]
+        with acl.AclHold() as hold:  # the way to the interpreter and the project, for this test only
+            hold.open_way_to_group(readable, SERVER_UID)
+            started = _as_server_uid("serve", "--detach", "--idle", 600, env=env, cwd=cwd)
+            assert started.returncode == 0, started.stdout + started.stderr
+            try:
+                results = {}
+                for way, environ in (("served", env), ("cold", {**env, "ABGRADE_SERVER": "0"})):
+                    for name, path in files.items():
+                        done = _as_server_uid("grade", path, "--lab", "tree", env=environ, cwd=cwd)
+                        results[way, name] = (done.stdout, done.stderr, done.returncode)
+                status = _as_server_uid("serve", "--status", env=env, cwd=cwd).stdout
+            finally:
+                _as_server_uid("serve", "--stop", env=env, cwd=cwd)
+        for name in files:
+            assert results["served", name] == results["cold", name], name
+        assert results["served", "correct_fail_hard.py"][2] == 0 and results["served", "bug_strict_cutoff.py"][2] == 1
+        assert "own user namespace" in results["served", "correct_fail_hard.py"][0]
+        assert "2 served, 0 sent cold" in status and "zygotes" not in status, status
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
