@@ -7,8 +7,9 @@ when the grader is root (where a batch would fork: every worker leases a uid; th
 child checks the rest, no user namespace of the student's own): the one without numpy with
 the server, numpy's on the first grade whose lab needs it (that grade's child asks for it,
 `ask`, and starts its own worker the cold way: numpy's zygote is about 25 MB and 80 ms of
-CPU that a server of tree-lab grades never uses), each again when it has died. The server only starts them and holds two sockets of each:
-the control socket (its end closed, the zygote takes no new grade) and the door, inherited
+CPU that a server of tree-lab grades never uses), each again when it has died. The server
+only starts them and holds two sockets of each: the control socket (its end closed, the
+zygote takes no new grade) and the door, inherited
 by each grade's child, which sends its own channel through it. The server never sends a
 request, so it never holds a path, plan or fd of a grade. A zygote has no death signal
 tied to the server: when the server ends it finishes the grades still in flight and ends
