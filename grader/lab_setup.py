@@ -32,15 +32,16 @@ def check_submission_path(path: Path) -> None:
         raise UsageError(f"{path}: not a .py or .ipynb file; {fix}")
 
 
-def load_lab(lab_name: str, spec_file: Path | None = None) -> tuple[Lab, Spec]:
+def load_lab(lab_name: str, spec_file: Path | None = None, opened: Lab | None = None) -> tuple[Lab, Spec]:
     """The lab's adapter and its spec (the bundled one unless `spec_file` is given).
     `lab_name` may also be the path of a lab folder (game.py, reference.py, spec.yaml),
-    whose own spec.yaml is then the default."""
+    whose own spec.yaml is then the default. `opened`: `get_lab(lab_name)` made already
+    (a served grade's, grade_early.opened_lab), so a lab folder is not read twice."""
     from .labs import get_lab
     from .spec import SpecError, load_spec, spec_path
 
     try:
-        lab = get_lab(lab_name)
+        lab = opened if opened is not None else get_lab(lab_name)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     spec = load_spec(spec_file or lab.spec_file or spec_path(lab_name))

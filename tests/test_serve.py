@@ -496,7 +496,7 @@ def student_under(server: Served) -> int | None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
 def test_a_served_grade_forks_its_worker_from_the_servers_zygote_which_outlives_the_grade(server: Served) -> None:
     zygotes = server.zygotes()
-    assert len(zygotes) == 2  # without numpy, and with it (worker_zygote.OPTIONAL)
+    assert zygotes  # without numpy (and numpy's once a grade of a numpy lab asked for it)
     client = looping_client(server)
     try:
         student = student_under(server)
@@ -558,3 +558,266 @@ def test_hostile_served_grades_reach_neither_the_server_its_zygotes_nor_the_grad
     while left_under(server) and time.monotonic() < end:
         time.sleep(0.05)
     assert left_under(server) == []
+
+
+SLOW_BUT_CORRECT = "import time\ntime.sleep(2)  # the grade is in flight while the server is told to stop\n"
+
+
+def lease_free(uid: int) -> bool:
+    fd = os.open(os.path.join(LEASE_DIR, str(uid)), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def foreground_server(folder: Path) -> tuple[subprocess.Popen, dict[str, str], Path, Path]:
+    """`abgrade serve` in the foreground, as from a terminal: the leader of its own process
+    group (a terminal's Ctrl-C goes to the whole group), once it says it serves."""
+    cwd = folder / "run"
+    cwd.mkdir(exist_ok=True)
+    env = environment(ABGRADE_SERVE_DIR=str(folder / "s"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--idle", "600"],
+        env=env,
+        cwd=cwd,
+        preexec_fn=lambda: (os.setpgid(0, 0), as_a_terminal_starts_it()),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    found = re.search(r"serving at (\S+) \(pid", line)
+    assert found, (line, process.stderr.read() if process.poll() is not None else "")
+    return process, env, cwd, Path(found[1])
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C", "SIGKILL"])
+def test_a_grade_in_flight_finishes_when_the_server_stops_or_dies_and_nothing_is_left(how: str) -> None:
+    """The server told to stop (SIGTERM, a Ctrl-C to its process group) or killed: the
+    grade in flight gives its client the cold grade's results, the server is gone at once,
+    its zygotes once the grade ended, and nothing of the grade stays (process, uid lease);
+    a server started on the same socket path after a SIGKILL serves."""
+    folder = Path(tempfile.mkdtemp(prefix="abs-", dir="/tmp"))
+    server, env, cwd, socket_path = foreground_server(folder)
+    try:
+        submission = folder / "slow.py"
+        submission.write_text(SLOW_BUT_CORRECT + (PROJECT / "reference" / "solutions" / "tree.py").read_text())
+        client = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(submission),
+                "--lab",
+                "tree",
+                "--json",
+                str(folder / "served.json"),
+            ],
+            env=env,
+            cwd=cwd,
+            preexec_fn=as_a_terminal_starts_it,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        uid, end = None, time.monotonic() + WAIT
+        while uid is None and time.monotonic() < end and client.poll() is None:
+            uid = student_uid_under(server.pid)
+            time.sleep(0.02)
+        assert uid is not None, "no student process under the server"
+        everything = descendants(server.pid)  # the grade's child, its student, the zygotes
+        if how == "Ctrl-C":
+            os.killpg(server.pid, signal.SIGINT)
+        else:
+            os.kill(server.pid, getattr(signal, how))
+        server.communicate(timeout=WAIT)  # the server is gone before the grade ends
+        assert client.poll() is None, "the grade ended with its server"
+        stdout, stderr = client.communicate(timeout=WAIT)
+        cold = abgrade(
+            "grade",
+            submission,
+            "--lab",
+            "tree",
+            "--json",
+            folder / "cold.json",
+            env={**env, "ABGRADE_SERVER": "0"},
+            cwd=cwd,
+        )
+        assert (stdout, stderr, client.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        served, alone = (json.loads((folder / f"{way}.json").read_text()) for way in ("served", "cold"))
+        served.pop("execution_time"), alone.pop("execution_time")
+        assert served == alone and client.returncode == 0  # slow, and correct: every test passed
+        end = time.monotonic() + WAIT
+        while any(alive(pid) for pid in everything) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [pid for pid in everything if alive(pid)] == []
+        assert lease_free(uid), "the student's uid is still leased"  # (or leased again meanwhile: rare)
+        assert socket_path.exists() == (how == "SIGKILL")  # a stopped server removes it; a killed one can't
+        if how == "SIGKILL":
+            again = Served(folder)
+            try:
+                done = abgrade("grade", submission, "--lab", "tree", env=env, cwd=cwd)
+                assert (done.stdout, done.returncode) == (cold.stdout, cold.returncode)
+                assert again.counts() == (1, 0)
+            finally:
+                again.stop()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+COUNTS_OPENS = """
+import os as _os
+
+if _os.environ.get("ABGRADE_TEST_OPENS"):  # the grader's environment only (the student's is scrubbed)
+    with open(_os.environ["ABGRADE_TEST_OPENS"], "a") as _handle:
+        _handle.write("opened\\n")
+"""
+
+
+def test_a_served_grade_reads_a_lab_folder_as_often_as_a_cold_grade(folder: Path) -> None:
+    """The served child opens the lab once to pick its zygote (grade_early.py) and the grade
+    takes that instance: a lab folder's reference is loaded once, as in a cold grade."""
+    lab = folder / "nim_counted"
+    shutil.copytree(PROJECT / "examples" / "labs" / "nim", lab, dirs_exist_ok=True)
+    with open(lab / "reference.py", "a") as handle:
+        handle.write(COUNTS_OPENS)
+    submission = PROJECT / "examples" / "labs" / "nim" / "variants" / "fail_hard.py"
+    counter = folder / "opens"
+    server = (
+        Served(folder / "counted", ABGRADE_TEST_OPENS=str(counter)) if (folder / "counted").mkdir() is None else None
+    )
+    assert server is not None
+    try:
+        opens, outputs = {}, {}
+        for way, env in (("served", server.env), ("cold", {**server.env, "ABGRADE_SERVER": "0"})):
+            counter.write_text("")
+            done = abgrade("grade", submission, "--lab", lab, env=env, cwd=server.cwd)
+            outputs[way] = (done.stdout, done.stderr, done.returncode)
+            opens[way] = counter.read_text().count("opened")
+        assert server.counts() == (1, 0)
+    finally:
+        server.stop()
+    assert outputs["served"] == outputs["cold"]
+    assert opens["served"] == opens["cold"] >= 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root server forks its grades' workers from its zygotes")
+def test_numpys_zygote_starts_on_the_first_grade_that_needs_it_whose_result_is_the_cold_one(folder: Path) -> None:
+    """A server starts without numpy's zygote; the first tictactoe grade (its lab's observer
+    imports numpy) asks for it and grades with a worker started the cold way, the next one
+    forks its worker from it; both give the cold grade's output, and tree grades never
+    start it."""
+    (folder / "lazy").mkdir()
+    server = Served(folder / "lazy")
+    try:
+        first = server.zygotes()
+        assert len(first) == 1
+        tree = abgrade(
+            "grade", FIXTURES / "tree" / "bug_strict_cutoff.py", "--lab", "tree", env=server.env, cwd=server.cwd
+        )
+        assert tree.returncode == 1 and server.zygotes() == first
+        submission = folder / "lazy" / "slow_tie_last.py"
+        submission.write_text(SLOW_BUT_CORRECT + (FIXTURES / "tictactoe" / "bug_tie_last.py").read_text())
+        cold = abgrade(
+            "grade", submission, "--lab", "tictactoe", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd
+        )
+        served = abgrade("grade", submission, "--lab", "tictactoe", env=server.env, cwd=server.cwd)
+        assert (served.stdout, served.stderr, served.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        end = time.monotonic() + WAIT
+        while len(server.zygotes()) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        (numpys,) = set(server.zygotes()) - set(first)
+        client = subprocess.Popen(
+            [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tictactoe"],
+            env=server.env,
+            cwd=server.cwd,
+            preexec_fn=as_a_terminal_starts_it,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        student, end = None, time.monotonic() + WAIT
+        while student is None and time.monotonic() < end and client.poll() is None:
+            student = student_under(server)
+            time.sleep(0.02)
+        assert student is not None and numpys in ancestors(student), "the second grade did not fork from numpy's zygote"
+        stdout, stderr = finished(client, server)
+        assert (stdout, stderr, client.returncode) == (cold.stdout, cold.stderr, cold.returncode)
+        assert server.counts() == (3, 0)
+    finally:
+        server.stop()
+
+
+SERVER_UID = 61998  # outside the student pool (61000-61255), not tests/test_security.py's 61999
+
+
+def _as_server_uid(*words: object, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """`python -m grader WORDS` as SERVER_UID, an unprivileged user (setpriv, from root)."""
+    return subprocess.run(
+        ["setpriv", f"--reuid={SERVER_UID}", f"--regid={SERVER_UID}", "--clear-groups"]
+        + [sys.executable, "-m", "grader", *map(str, words)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        preexec_fn=as_a_terminal_starts_it,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="root drops to a spare uid with setpriv")
+def test_a_server_run_by_an_unprivileged_user_grades_as_that_users_cold_grades() -> None:
+    """Not root: no zygote, the student in a user namespace of its own (first_spawn.py in
+    the child). A correct and a failing file, served, give that user's cold results."""
+    from grader.sandbox import acl
+    from grader.sandbox import isolation as isolation_module
+
+    if isolation_module.detect_isolation().level != "namespaces":
+        pytest.skip("no user namespaces here: an unprivileged grader has no sandbox to serve")
+    top = Path(tempfile.mkdtemp(prefix="abu-", dir="/tmp"))
+    try:
+        os.chmod(top, 0o755)
+        cwd, sockets = top / "run", top / "s"
+        cwd.mkdir(mode=0o755)
+        sockets.mkdir(mode=0o700)
+        os.chown(sockets, SERVER_UID, SERVER_UID)
+        os.chown(cwd, SERVER_UID, SERVER_UID)
+        files = {}
+        for name in ("correct_fail_hard.py", "bug_strict_cutoff.py"):
+            files[name] = top / name
+            shutil.copy(FIXTURES / "tree" / name, files[name])
+            os.chmod(files[name], 0o644)
+        env = environment(ABGRADE_SERVE_DIR=str(sockets), HOME="/tmp", PYTHONPATH=str(PROJECT))
+        readable = [*isolation_module.INTERPRETER_PATHS, str(PROJECT), str(top), sys.prefix]
+        with acl.AclHold() as hold:  # the way to the interpreter and the project, for this test only
+            hold.open_way_to_group(readable, SERVER_UID)
+            started = _as_server_uid("serve", "--detach", "--idle", 600, env=env, cwd=cwd)
+            assert started.returncode == 0, started.stdout + started.stderr
+            try:
+                results = {}
+                for way, environ in (("served", env), ("cold", {**env, "ABGRADE_SERVER": "0"})):
+                    for name, path in files.items():
+                        done = _as_server_uid("grade", path, "--lab", "tree", env=environ, cwd=cwd)
+                        results[way, name] = (done.stdout, done.stderr, done.returncode)
+                status = _as_server_uid("serve", "--status", env=env, cwd=cwd).stdout
+            finally:
+                _as_server_uid("serve", "--stop", env=env, cwd=cwd)
+        for name in files:
+            assert results["served", name] == results["cold", name], name
+        assert results["served", "correct_fail_hard.py"][2] == 0 and results["served", "bug_strict_cutoff.py"][2] == 1
+        assert "own user namespace" in results["served", "correct_fail_hard.py"][0]
+        assert "2 served, 0 sent cold" in status and "zygotes" not in status, status
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

@@ -79,8 +79,9 @@ def _graded(args: argparse.Namespace, early: Session | None) -> tuple[GradeRepor
     from ..grading import grade_submission
     from ..seeding import chosen_seed
     from ..spec_check import verify_once
+    from .grade_early import opened_lab
 
-    lab, spec = load_lab(args.lab, args.spec)
+    lab, spec = load_lab(args.lab, args.spec, opened_lab(args.lab))
     verify_once(lab, spec)  # a wrong stored expectation stops here (remembered once it passed)
     configured = None if args.seed is not None else _config_seed(args.config)
     seed = chosen_seed(args.seed, configured, spec)

@@ -25,6 +25,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (on the w
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..labs import Lab
     from ..sandbox.session import Session
 
 # `grade`'s options that take a value, and those that don't (commands/grade.py); any
@@ -34,6 +35,7 @@ _VALUED = frozenset({"--lab", "--spec", "--json", "--html", "--seed", "--config"
 _FLAGS = frozenset({"--show-hidden", "--quiet", "-q", "--verbose", "-v"})
 
 _EARLY: tuple[str, str, Session] | None = None  # (submission as typed, lab as typed, its session)
+_OPENED: tuple[str, Lab] | None = None  # (lab as typed, the lab _served_fork opened), for `grade` to take
 
 
 def plain_grade_of_py(words: list[str]) -> tuple[str, str] | None:
@@ -102,14 +104,22 @@ def _served_fork(lab: str) -> bool:
     `_start_worker`); False (a cold grade, the lab unknown here): the usual way."""
     import sys
 
+    global _OPENED
     zygotes = sys.modules.get("grader.sandbox.worker_zygote")  # never imported here by a cold grade
     if zygotes is None or not zygotes.serving():
         return False
     try:
         from ..registry import open_lab
 
-        preimport = zygotes.preimports_for(open_lab(lab).probe)
+        opened = open_lab(lab)
+        preimport = zygotes.preimports_for(opened.probe)
     except Exception:  # noqa: BLE001 - grade meets it again and says it
+        return False
+    _OPENED = (lab, opened)  # `grade` loads this very instance (opened_lab): a lab folder is read once
+    if not zygotes.served_set(preimport):  # the server starts it for the next grades; this one goes cold
+        from ..serve.zygotes import ask
+
+        ask(preimport)
         return False
     zygotes.serve_grade(preimport)
     return True
@@ -127,6 +137,14 @@ def take(submission: Path, lab: str) -> Session | None:
         return session
     _close(session)
     return None
+
+
+def opened_lab(lab: str) -> Lab | None:
+    """The lab instance opened early for this very lab reference (once; None otherwise):
+    what `load_lab` would open, a fresh instance no one else has used."""
+    global _OPENED
+    opened, _OPENED = _OPENED, None
+    return opened[1] if opened is not None and opened[0] == lab else None
 
 
 def discard() -> None:

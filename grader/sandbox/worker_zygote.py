@@ -137,6 +137,11 @@ def serving() -> bool:
     return bool(_DOORS) and turned_on()
 
 
+def served_set(preimport: tuple[str, ...]) -> bool:
+    """In a served grade's child: whether the server held a zygote of this set at the fork."""
+    return tuple(preimport) in _DOORS
+
+
 def serve_grade(preimport: tuple[str, ...]) -> None:
     """In a served grade's child: its `.py` worker forks from the server's zygote that
     imported `preimport` (`preimports_for` the lab's probe, as a batch's), where a batch's

@@ -50,6 +50,9 @@ def become_grade(connection: _socket.socket, request: Request, handlers: dict, k
     try:
         for fd in keep:
             os.close(fd)
+        # a session of its own, without a terminal: a Ctrl-C to a foreground server's
+        # process group (or its terminal's hang-up) stops the server, never a grade in flight
+        os.setsid()
         try:
             wire.send(connection, ("taken", os.getpid()))
         except OSError:

@@ -55,6 +55,7 @@ class Server:
     cold: int = 0
     children: set[int] = field(default_factory=set)
     zygotes: dict[tuple[str, ...], zygotes.Held] = field(default_factory=dict)
+    zygote_sets: set[tuple[str, ...]] = field(default_factory=lambda: {zygotes.AT_START})  # asked for so far
 
 
 def start(idle: float = DEFAULT_IDLE) -> Server:
@@ -96,7 +97,7 @@ def start(idle: float = DEFAULT_IDLE) -> Server:
         os.close(lock_fd)
         raise
     server = Server(path, listener, lock_fd, idle, described, process, watched, handlers)
-    zygotes.refresh(server.zygotes)  # importing while the first client comes (it waits for `ready`)
+    zygotes.refresh(server.zygotes, server.zygote_sets)  # importing while the first client comes (it waits for `ready`)
     return server
 
 
@@ -159,6 +160,12 @@ def _answer(server: Server, connection: socket.socket) -> str | None:
         if message[0] == "status":
             wire.send(connection, ("status", _status(server)))
             return None
+        if message[0] == "zygote":  # a grade's child whose lab needs one not started yet (zygotes.ask)
+            preimport = tuple(message[1]) if len(message) == 2 and isinstance(message[1], list) else None
+            if preimport in zygotes.PREIMPORT_SETS and preimport not in server.zygote_sets:
+                server.zygote_sets.add(preimport)
+                zygotes.refresh(server.zygotes, server.zygote_sets)
+            return None
         if message[0] == "stop":
             wire.send(connection, ("stopping", os.getpid()))
             return "stopped"
@@ -202,7 +209,7 @@ def _fork(server: Server, connection: socket.socket, request: Request) -> int:
             stream.flush()
         except (OSError, ValueError):
             pass
-    zygotes.refresh(server.zygotes)  # one that died: a new one, for this grade and the next
+    zygotes.refresh(server.zygotes, server.zygote_sets)  # one that died: a new one, for this grade and the next
     held = tuple(fd for zygote in server.zygotes.values() for fd in zygote.fds())
     pid = os.fork()
     if pid == 0:

@@ -3,10 +3,13 @@ student's worker from one, as a batch's grader process does (sandbox/worker_zygo
 instead of starting, confining and importing a fresh interpreter on its critical path.
 
 One zygote per preimport set a lab may ask for (none, numpy: worker_zygote.OPTIONAL),
-started with the server when the grader is root (where a batch would fork: every worker
-leases a uid; the grade's child checks the rest, no user namespace of the student's own),
-and again when one has died. The server only starts them and holds two sockets of each:
-the control socket (its end closed, the zygote takes no new grade) and the door, inherited
+when the grader is root (where a batch would fork: every worker leases a uid; the grade's
+child checks the rest, no user namespace of the student's own): the one without numpy with
+the server, numpy's on the first grade whose lab needs it (that grade's child asks for it,
+`ask`, and starts its own worker the cold way: numpy's zygote is about 25 MB and 80 ms of
+CPU that a server of tree-lab grades never uses), each again when it has died. The server
+only starts them and holds two sockets of each: the control socket (its end closed, the
+zygote takes no new grade) and the door, inherited
 by each grade's child, which sends its own channel through it. The server never sends a
 request, so it never holds a path, plan or fd of a grade. A zygote has no death signal
 tied to the server: when the server ends it finishes the grades still in flight and ends
@@ -24,6 +27,7 @@ from ..sandbox import worker_zygote
 from ..sandbox.student_env import scrubbed_env
 
 PREIMPORT_SETS: tuple[tuple[str, ...], ...] = ((), worker_zygote.OPTIONAL)
+AT_START: tuple[str, ...] = ()  # the set started with the server; the others when first asked for
 
 
 @dataclass
@@ -71,11 +75,11 @@ def start(preimport: tuple[str, ...]) -> Held | None:
     return Held(preimport, process, control, door)
 
 
-def refresh(held: dict[tuple[str, ...], Held]) -> None:
-    """Start what is missing or has died, and hand the doors to the grades forked next."""
+def refresh(held: dict[tuple[str, ...], Held], sets: set[tuple[str, ...]]) -> None:
+    """Start those of `sets` missing or dead, and hand the doors to the grades forked next."""
     if not wanted():
         return
-    for preimport in PREIMPORT_SETS:
+    for preimport in (preimport for preimport in PREIMPORT_SETS if preimport in sets):
         zygote = held.get(preimport)
         if zygote is not None and zygote.process.poll() is not None:
             close(zygote)
@@ -105,3 +109,19 @@ def close_all(held: dict[tuple[str, ...], Held]) -> None:
         close(zygote)
     held.clear()
     worker_zygote.serve_doors({})
+
+
+def ask(preimport: tuple[str, ...]) -> None:
+    """In a served grade's child whose lab needs a zygote the server doesn't hold yet: ask
+    the server to start it for the grades after this one (the server's own code and
+    environment; only our uid reaches its socket). Not waited for, errors ignored: this
+    grade starts its worker the cold way either way."""
+    from . import address, wire
+
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as sock:
+            sock.settimeout(1.0)
+            sock.connect(address.socket_path())
+            wire.send(sock, ("zygote", list(preimport)))
+    except (OSError, ValueError, address.Untrusted):
+        pass
