@@ -24,7 +24,7 @@ from .cpu_clock import CpuMeter, NotStarted
 from .deadline import Deadline, backstop
 from .identity import StudentIdentity, hand_over
 from .isolation import Isolation
-from .kernel_clients import MAX_KERNEL_MESSAGE_BYTES, OutputBudget, kernel_classes
+from .kernel_clients import OutputBudget, kernel_classes
 from .limits import apply_rlimits, die_with_grader, rlimits
 from .observer_socket import accept_observer
 from .output import CappedOutput
@@ -89,11 +89,6 @@ class KernelWorker:
             connection_file=str(self.private / "kernel.json"),
         )
         self.km.client_factory = kernel_client
-        # every message to the kernel is copied: jupyter_client sends one of 64 KB and more
-        # without a copy (the observer's bootstrap, with its compiled modules, is one), and
-        # that starts pyzmq's garbage-collector thread, with a context of its own that lives
-        # as long as the grader (tests/test_kernel_close.py)
-        self.km.session.copy_threshold = MAX_KERNEL_MESSAGE_BYTES
         if identity is not None:  # the kernel (the student's uid) must read its connection file
             write_connection_file = self.km.write_connection_file
 
