@@ -179,16 +179,6 @@ def test_a_cell_that_replaces_json_does_not_stop_the_observer(tmp_path, how):
 
 
 @pytest.mark.slow
-def test_a_cell_that_replaces_marshal_does_not_stop_the_observer(tmp_path):
-    """The observer's modules reach the kernel compiled by the grader (marshalled, as a
-    `.py` worker's do); the standard `marshal` reads them whatever a cell put in its place."""
-    replaces = "import sys\nsys.modules['marshal'] = None"
-    path = notebook_from_py(SOLUTION, tmp_path / "marshal.ipynb", before=[replaces])
-    report = _grade(path)
-    assert report.score == report.max_score, report.tests[0].output
-
-
-@pytest.mark.slow
 def test_an_observer_that_cannot_start_is_a_clear_load_failure(tmp_path):
     path = notebook_from_py(SOLUTION, tmp_path / "nosocket.ipynb", after=["import socket\nsocket.socket = None"])
     report = _grade(path)

@@ -1,7 +1,6 @@
 """How a `.py` worker starts (issue 26, goal 1): its interpreter runs without site (no .pth
 files, no editable install's finder) and still imports what site-packages holds, alone or
-forked from a batch's worker zygote; the observer's modules arrive compiled by the grader,
-in a notebook's kernel too (goal 4)."""
+forked from a batch's worker zygote; the observer's modules arrive compiled by the grader."""
 
 from __future__ import annotations
 
@@ -115,26 +114,3 @@ def test_a_py_session_ships_the_compiled_modules():
     assert all(len(entry) == 3 and entry[1] == "" for entry in compiled)
     assert probe.setup_message(load_spec(SPEC).limits, compiled)["modules"] is compiled
     assert probe.compiled_modules()[0][2] is compiled[0][2]  # once per grader process
-
-
-@pytest.mark.slow
-def test_a_notebooks_kernel_is_sent_the_compiled_modules_too(tmp_path, monkeypatch):
-    """Compiling the observer and its runtime in the kernel was on every notebook's critical
-    path (4 to 12 ms of the kernel's CPU, by lab); the kernel gets what a `.py`
-    worker gets, and grades the same."""
-    from grader.sandbox.kernel_worker import KernelWorker
-
-    from .notebook_builder import notebook_from_py
-
-    sent: list = []
-    start_observer = KernelWorker.start_observer
-
-    def recording(self: KernelWorker, setup: dict, timeout: float) -> object:
-        sent.append(setup["modules"])
-        return start_observer(self, setup, timeout)
-
-    monkeypatch.setattr(KernelWorker, "start_observer", recording)
-    path = notebook_from_py(SOLUTION, tmp_path / "tree.ipynb")
-    report = grade_submission(path, get_lab("tree"), load_spec(SPEC), seed=1)
-    assert report.score == report.max_score, report.tests[0].output
-    assert sent == [get_lab("tree").probe.compiled_modules()]

@@ -151,7 +151,6 @@ class NotebookSession(Session):
         assert self.probe is not None, "configure() the session first"
         setup = self.probe.setup_message(
             self.limits,
-            self.probe.compiled_modules(),  # compiling them in the kernel was on the critical path
             student_dir=str(self.workdir),
             nonce=self.nonce,
             cells=[[n, s] for n, s in code_cells(self.notebook)],
