@@ -20,7 +20,7 @@ import pytest
 from grader.grading import grade_submission
 from grader.labs import get_lab
 from grader.sandbox import isolation as isolation_module
-from grader.sandbox import kernel_zygote, socket_folder
+from grader.sandbox import kernel_zygote, socket_folder, zygote_process
 from grader.sandbox import session as session_module
 from grader.sandbox.deadline import Deadline
 from grader.sandbox.identity import STUDENT_GID, grader_is_root, lease
@@ -272,6 +272,50 @@ def test_a_forked_kernel_starts_with_the_zygotes_imports_frozen_and_collects_its
     finally:
         worker.close()
         identity.release()
+
+
+def test_a_forked_kernel_imports_nothing_its_zygote_has_not(tmp_path):
+    """What a kernel imports itself is loaded from disk in every fork, each notebook again
+    (unicodedata, a C extension, was about 3 ms of a kernel's CPU): the zygote imports what
+    a kernel's start and its first cells do (zygote_process.PREIMPORT). The zygote's modules
+    are found as it finds them, in an interpreter of their own."""
+    import subprocess
+
+    zygote = subprocess.run(
+        [sys.executable, "-c", ZYGOTE_MODULES, json.dumps(zygote_process.PREIMPORT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert zygote.returncode == 0, zygote.stderr
+    identity = lease()
+    assert identity is not None
+    worker = _kernel(
+        tmp_path, "imports", ["import json, sys\nprint('MODULES', json.dumps(sorted(sys.modules)))"], identity
+    )
+    try:
+        assert _forked(worker), kernel_zygote.note()
+        line = next(t for t in _printed(worker).splitlines() if t.startswith("MODULES "))
+    finally:
+        worker.close()
+        identity.release()
+    assert set(json.loads(line[len("MODULES ") :])) - set(json.loads(zygote.stdout)) == set()
+
+
+# the kernel zygote's imports, as zygote_process.main makes them (debugpy kept out; nothing
+# of the grader imported)
+ZYGOTE_MODULES = """
+import importlib, importlib.util, json, sys
+import ctypes, gc, os, select, signal, socket  # the zygote program's own
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+sys.modules["debugpy"] = None
+for name in json.loads(sys.argv[1]):
+    importlib.import_module(name)
+del sys.modules["debugpy"]
+importlib.util.find_spec("ipykernel_launcher")
+print(json.dumps(sorted(sys.modules)))
+"""
 
 
 def _stub_zygote(messages: list[dict]) -> kernel_zygote.KernelZygote:

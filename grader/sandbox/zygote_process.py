@@ -72,6 +72,13 @@ PREIMPORT = (
     "ipykernel.comm",
     "resource",  # and what a fork imports itself before the kernel (_child): 1.4 ms of a fork's CPU
     "tempfile",  # (IPython imports it already; named so that tests/test_worker_zygote.py sees it)
+    # and what every kernel imported itself, as it started or ran its first cells (ipykernel's
+    # init_io, IPython's completer and a codec): a C extension loaded from disk in each fork,
+    # about 3 ms of a kernel's CPU at load 16 (tests/test_kernel_zygote.py lists what a kernel
+    # imports that its zygote has not)
+    "faulthandler",
+    "unicodedata",
+    "encodings.unicode_escape",
 )
 # what the `.py` worker's bootstrap and observers import, and numpy where the lab's observer
 # does (about 60 ms of CPU each; worker_zygote.preimports_for): imported once, in the worker
