@@ -48,7 +48,8 @@ PICTURES = {
 
 
 def short(spec: Spec) -> Spec:
-    """The agents spec with two games per match (the matches are not what this file is about)."""
+    """The agents spec with two games per match, the hidden random matches too (the
+    matches are not what this file is about; test_agents_lab.py grades its fixtures so)."""
     cases = []
     for case in spec.cases:
         if "match" in case:
@@ -56,7 +57,9 @@ def short(spec: Spec) -> Spec:
             case["match"] = type(case["match"])(case["match"])
             case["match"]["games"] = 2
         cases.append(case)
-    return dataclasses.replace(spec, cases=cases)
+    assert spec.random is not None
+    random = dataclasses.replace(spec.random, params={**spec.random.params, "games": 2})
+    return dataclasses.replace(spec, cases=cases, random=random)
 
 
 @pytest.fixture(scope="module")

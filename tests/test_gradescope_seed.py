@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grader.course.autograder import run_autograder
 from grader.course.gradescope_bundle import SETTINGS_FILE
@@ -112,16 +113,31 @@ def test_build_draws_a_seed_once_and_seed_fixes_it(tmp_path, fake_wheel, roots):
     assert bad.returncode == 2 and bad.stderr.startswith("abgrade: --seed: must be a whole number from 0")
 
 
+def random_cases_only(lab: str, folder: Path) -> tuple[object, ...]:
+    """`--spec FILE`: the lab's spec as test_same_score grades it with its fixed cases left
+    out (its checks and hidden random cases all kept): the random cases are where the
+    seed is used, and each of these buggy files fails some of them (test_same_score.LABS)."""
+    options = spec_options(lab, folder)
+    raw = yaml.safe_load(Path(str(options[1])).read_text() if options else spec_path(lab).read_text())
+    raw["cases"] = []
+    path = folder / f"{lab}_random_only.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return ("--spec", path)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", list(LABS))
 def test_every_run_of_one_bundle_gives_the_same_tests_and_score(tmp_path, fake_wheel, roots, lab):
     """The tree lab's correct and buggy files run as often as test_same_score.LABS says;
     every other lab's buggy file runs once, for what is lab-specific here (no hidden
-    case's text shows the seed): that each lab draws the same cases and output from one
-    seed on every run is test_same_score's to show, byte for byte, with the spec's seed,
-    and a bundle's seed reaches the labs as the same number would."""
+    case's text shows the seed), on its hidden random cases alone (random_cases_only: the
+    fixed cases draw nothing from the seed, and the tree lab's runs go through them): that
+    each lab draws the same cases and output from one seed on every run is
+    test_same_score's to show, byte for byte, with the spec's seed, and a bundle's seed
+    reaches the labs as the same number would."""
     correct, buggy, runs = LABS[lab]
-    roots.append(root := build(tmp_path, lab, fake_wheel, "--seed", BUNDLE_SEED, *spec_options(lab, tmp_path)))
+    spec = spec_options(lab, tmp_path) if lab == "tree" else random_cases_only(lab, tmp_path)
+    roots.append(root := build(tmp_path, lab, fake_wheel, "--seed", BUNDLE_SEED, *spec))
     seed = str(settings_seed(root))
     assert seed == str(BUNDLE_SEED)
     graded = ((correct, True), (buggy, False)) if lab == "tree" else ((buggy, False),)

@@ -367,7 +367,9 @@ def test_accepted_variants_make_the_same_calls_for_every_window_with_alpha_below
     windows = [(a, b) for a in (-INF, -1, 0, 1) for b in (-1, 0, 1, INF) if a < b]
     zero_width_differs = False
     for game, count in games:
-        for state, player in sample_positions(game, count, seed=3):
+        # each position once: a repeated draw (nim's start three times) makes the same
+        # deterministic calls again and shows nothing more
+        for state, player in dict.fromkeys(sample_positions(game, count, seed=3)):
             if state == game.start and game.name == "tictactoe":
                 continue  # the start alone takes longer than all the rest; the fixtures grade it
             for alpha, beta in windows:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -14,8 +15,9 @@ import pytest
 from grader.exercises import exercise_notebook_path, exercise_notebook_text
 from grader.grading import grade_submission
 from grader.lab_setup import load_lab
-from grader.labs import get_lab
-from grader.spec import load_spec, spec_path
+from grader.labs import Lab, get_lab
+from grader.results import GradeReport
+from grader.spec import Spec, load_spec, spec_path
 
 from .notebook_builder import notebook_from_file, notebook_from_py, student_notebook
 
@@ -33,6 +35,22 @@ def scores(report) -> dict[str, tuple[float, float]]:
 @pytest.fixture(scope="module")
 def tree():
     return get_lab("tree"), load_spec(spec_path("tree"))
+
+
+@pytest.fixture(scope="module")
+def graded_py() -> Callable[[Path, Lab, Spec], GradeReport]:
+    """`graded_py(py, lab, spec)`: a `.py` graded once with seed 5 for this module (the
+    parity rows grade three fixtures twice, once beside each notebook form; a file graded
+    again with the same spec and seed gives the same report, test_same_score.py)."""
+    reports: dict[tuple[str, str, str], GradeReport] = {}
+
+    def grade_once(py: Path, lab: Lab, spec: Spec) -> GradeReport:
+        key = (str(py), str(spec.path), spec.digest)
+        if key not in reports:
+            reports[key] = grade_submission(py, lab, spec, seed=5)
+        return reports[key]
+
+    return grade_once
 
 
 PARITY = [
@@ -58,7 +76,7 @@ PARITY = [
 
 
 @pytest.mark.parametrize(("lab_name", "fixture", "habit"), [(*row, "")[:3] for row in PARITY])
-def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture, habit):
+def test_notebook_grades_exactly_like_py(tmp_path, graded_py, lab_name, fixture, habit):
     py = FIXTURES / lab_name / f"{fixture}.py"
     if not py.exists():
         pytest.skip(f"no fixture {py.name} for lab {lab_name}")
@@ -66,7 +84,7 @@ def test_notebook_grades_exactly_like_py(tmp_path, lab_name, fixture, habit):
     target = tmp_path / f"{fixture}.ipynb"
     skeleton = PROJECT / "exercises" / lab_name / "lab.ipynb"
     notebook = student_notebook(py, target, habit, skeleton) if habit else notebook_from_py(py, target)
-    as_py = grade_submission(py, lab, spec, seed=5)
+    as_py = graded_py(py, lab, spec)
     as_nb = grade_submission(notebook, lab, spec, seed=5)
     assert scores(as_nb) == scores(as_py)
     assert [(t.name, t.passed) for t in as_nb.tests] == [(t.name, t.passed) for t in as_py.tests]
@@ -90,7 +108,7 @@ FROM_FILE = [  # (lab, submission, how the notebook brings in the file a cell wr
 
 
 @pytest.mark.parametrize(("lab_name", "submission", "style"), FROM_FILE)
-def test_notebook_whose_functions_come_from_a_file_grades_like_the_py(tmp_path, lab_name, submission, style):
+def test_notebook_whose_functions_come_from_a_file_grades_like_the_py(tmp_path, graded_py, lab_name, submission, style):
     """`%%writefile sol.py` then `%run sol.py`, `from sol import *` or `exec` into a dict of
     its own: the functions' globals are not the user namespace, and the observer's game
     and watched globals must reach them there."""
@@ -99,7 +117,7 @@ def test_notebook_whose_functions_come_from_a_file_grades_like_the_py(tmp_path, 
     lab, spec = load_lab(str(PROJECT / lab_name) if "/" in lab_name else lab_name)
     report = grade_submission(notebook_from_file(py, tmp_path / f"{style}.ipynb", style), lab, spec, seed=5)
     if "bug" in submission:
-        as_py = grade_submission(py, lab, spec, seed=5)
+        as_py = graded_py(py, lab, spec)
         assert [(t.name, t.passed) for t in report.tests] == [(t.name, t.passed) for t in as_py.tests]
         assert report.score == as_py.score < as_py.max_score
     else:

@@ -9,6 +9,7 @@ classic bugs with the reference to show the expected kinds are not just copied f
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -125,13 +126,23 @@ def test_correct_variant_gets_full_marks(grade, name, seed):
 
 
 @pytest.mark.slow
-def test_correct_variants_on_more_random_trees(grade):
-    """Five more seeds, 40 more random trees per variant: fail-hard, negamax and iterative
-    searches must agree with the reference on every generated tree, not only on two seeds."""
-    for seed in range(100, 105):
-        for name in CORRECT:
-            report = grade(name, seed=seed)
-            assert report.score == report.max_score, f"{name}, seed {seed}:\n{explain(report)}"
+def test_correct_variants_on_more_random_trees(grade, tree_spec):
+    """40 more random trees per variant, from another seed: fail-hard, negamax and iterative
+    searches must agree with the reference on every generated tree, not only on two seeds'
+    eight. One grading of the 40 a variant, without the fixed cases (the test above grades
+    those, and they don't depend on the seed), where five seeds' whole specs once took
+    five gradings of the same fixed cases and five student processes."""
+    assert tree_spec.random is not None
+    more = dataclasses.replace(
+        tree_spec,
+        cases=[],
+        random=dataclasses.replace(tree_spec.random, count=40),
+        digest=f"{tree_spec.digest}+40-random-trees",  # the `grade` fixture remembers reports by digest
+    )
+    for name in CORRECT:
+        report = grade(name, seed=100, spec=more)
+        assert sum(t.kind == "random" for t in report.tests) == 40
+        assert report.score == report.max_score, f"{name}:\n{explain(report)}"
 
 
 def test_prints_are_kept_as_output_only(grade):
