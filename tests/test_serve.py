@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -320,6 +321,18 @@ def test_detach_returns_under_captured_output_stop_stops_it_and_a_server_idles_o
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def grade_client(server: Served, submission: Path, lab: str = "tree", **streams: Any) -> subprocess.Popen:
+    """`abgrade grade` of `submission` as a client of `server`, started as a terminal starts a
+    command (text pipes for its output unless `streams` says otherwise)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", lab],
+        env=server.env,
+        cwd=server.cwd,
+        preexec_fn=as_a_terminal_starts_it,
+        **{"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **streams},
+    )
+
+
 LOOPING = "def alphabeta(node, alpha, beta, max_player):\n    while True:\n        pass\n"
 
 
@@ -327,14 +340,7 @@ LOOPING = "def alphabeta(node, alpha, beta, max_player):\n    while True:\n     
 def test_a_client_killed_mid_grade_leaves_no_student_and_its_uid_released(server: Served) -> None:
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
-        env=server.env,
-        cwd=server.cwd,
-        preexec_fn=as_a_terminal_starts_it,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    client = grade_client(server, submission, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         uid = None
         end = time.monotonic() + WAIT
@@ -377,15 +383,7 @@ def looping_client(server: Served) -> subprocess.Popen:
     """A served grade of a search that loops, once its student process runs (or WAIT passed)."""
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
-        env=server.env,
-        cwd=server.cwd,
-        preexec_fn=as_a_terminal_starts_it,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    client = grade_client(server, submission)
     end = time.monotonic() + WAIT
     while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
         time.sleep(0.02)
@@ -427,18 +425,7 @@ def test_a_child_that_dies_before_it_answers_is_one_line_and_exit_code_3(server:
 def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> None:
     submission = FIXTURES / "tree" / "bug_strict_cutoff.py"
     before = server.counts()
-    command = [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"]
-    clients = [
-        subprocess.Popen(
-            command,
-            env=server.env,
-            cwd=server.cwd,
-            preexec_fn=as_a_terminal_starts_it,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for _ in range(2)
-    ]
+    clients = [grade_client(server, submission, text=False) for _ in range(2)]
     served = [(*client.communicate(timeout=WAIT), client.returncode) for client in clients]
     cold = abgrade("grade", submission, "--lab", "tree", env={**server.env, "ABGRADE_SERVER": "0"}, cwd=server.cwd)
     assert served[0] == served[1] == (cold.stdout.encode(), cold.stderr.encode(), cold.returncode)
@@ -449,15 +436,7 @@ def test_two_grades_served_at_once_each_get_the_cold_result(server: Served) -> N
 def test_sigterm_on_the_client_ends_the_grade_and_the_client_by_sigterm_as_cold(server: Served) -> None:
     submission = server.folder / "loops.py"
     submission.write_text(LOOPING)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tree"],
-        env=server.env,
-        cwd=server.cwd,
-        preexec_fn=as_a_terminal_starts_it,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    client = grade_client(server, submission, stdout=subprocess.DEVNULL)
     end = time.monotonic() + WAIT
     while student_uid_under(server.pid) is None and time.monotonic() < end and client.poll() is None:
         time.sleep(0.02)
@@ -738,15 +717,7 @@ def test_numpys_zygote_starts_on_the_first_grade_that_needs_it_whose_result_is_t
         while len(server.zygotes()) < 2 and time.monotonic() < end:
             time.sleep(0.05)
         (numpys,) = set(server.zygotes()) - set(first)
-        client = subprocess.Popen(
-            [sys.executable, "-m", "grader", "grade", str(submission), "--lab", "tictactoe"],
-            env=server.env,
-            cwd=server.cwd,
-            preexec_fn=as_a_terminal_starts_it,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        client = grade_client(server, submission, "tictactoe")
         student, end = None, time.monotonic() + WAIT
         while student is None and time.monotonic() < end and client.poll() is None:
             student = student_under(server)
