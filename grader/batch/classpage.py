@@ -17,6 +17,7 @@ Every student-side string (ids, case names) passes clean_line and is escaped.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
@@ -62,22 +63,33 @@ def _bar(share: float) -> str:
     return f'<div class="bar"><span style="width:{max(0.0, min(1.0, share)) * 100:.1f}%"></span></div>'
 
 
-def _students(students: tuple[str, ...]) -> str:
-    return '<ul class="students">' + "".join(f"<li>{_e(s)}</li>" for s in students) + "</ul>"
+NAMES_PER_PART = 500  # a long list of students is written a few hundred names at a time
 
 
-def _misconceptions(insights: ClassInsights, graded: int) -> str:
+def _students(students: Sequence[str]) -> Iterator[str]:
+    """The list, in parts: a bug or a case may name most of a class of any size."""
+    yield '<ul class="students">'
+    names = iter(students)
+    while part := "".join(f"<li>{_e(s)}</li>" for s in itertools.islice(names, NAMES_PER_PART)):
+        yield part
+    yield "</ul>"
+
+
+def _misconceptions(insights: ClassInsights, graded: int) -> Iterator[str]:
     if not insights.misconceptions:
-        return '<p class="none">No classic bug was diagnosed in any graded submission.</p>'
-    cards = []
+        yield '<p class="none">No classic bug was diagnosed in any graded submission.</p>'
+        return
+    yield '<div class="cards">'
     for bug in insights.misconceptions:
         hint = f'<p class="hint">{_e(bug.hint)}</p>' if bug.hint else '<p class="hint none">no hint for this bug</p>'
-        cards.append(
+        yield (
             f'<article class="misconception" data-name="{_e(bug.name)}"><h3>{_e(bug.name)}</h3>'
             f'<p class="count">{bug.count} <small>of {graded} students</small></p>'
-            f"{_bar(bug.count / graded if graded else 0)}{hint}{_students(bug.students)}</article>"
+            f"{_bar(bug.count / graded if graded else 0)}{hint}"
         )
-    return f'<div class="cards">{"".join(cards)}</div>'
+        yield from _students(bug.students)
+        yield "</article>"
+    yield "</div>"
 
 
 def _kinds(insights: ClassInsights) -> str:
@@ -95,19 +107,20 @@ def _kinds(insights: ClassInsights) -> str:
     )
 
 
-def _cases(insights: ClassInsights) -> str:
+def _cases(insights: ClassInsights) -> Iterator[str]:
     if not insights.cases:
-        return '<p class="none">Every graded student passed every fixed case.</p>'
-    rows = [
-        f'<tr class="case" data-case="{_e(c.case)}"><td>{_e(c.case)}</td>'
-        f"<td>{_bar(c.count / c.graded if c.graded else 0)}</td>"
-        f'<td class="number">{c.count} of {c.graded}</td><td>{_students(c.students)}</td></tr>'
-        for c in insights.cases[:TOP]
-    ]
-    return (
-        "<table><thead><tr><th>case</th><th>students failing</th><th></th><th>who</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+        yield '<p class="none">Every graded student passed every fixed case.</p>'
+        return
+    yield "<table><thead><tr><th>case</th><th>students failing</th><th></th><th>who</th></tr></thead><tbody>"
+    for c in insights.cases[:TOP]:
+        yield (
+            f'<tr class="case" data-case="{_e(c.case)}"><td>{_e(c.case)}</td>'
+            f"<td>{_bar(c.count / c.graded if c.graded else 0)}</td>"
+            f'<td class="number">{c.count} of {c.graded}</td><td>'
+        )
+        yield from _students(c.students)
+        yield "</td></tr>"
+    yield "</tbody></table>"
 
 
 def _adjusted(summary: ClassSummary) -> str:
@@ -171,23 +184,23 @@ def class_page_parts(
             f" · {sum(1 for s, m in summary.scores if s >= m)} at full marks"
         )
     title = f"abgrade · class misconceptions · lab {summary.lab}"
-    body = (
-        f"<header><h1>Class misconceptions: lab {_e(summary.lab)}</h1>"
-        f'<p class="meta">{graded} graded students, {not_graded} not graded{spread}</p></header>'
-        '<section class="misconceptions"><h2>Likely bugs (diagnosed classic bugs), most students first</h2>'
-        f"{_misconceptions(insights, graded)}</section>"
-        '<section class="kinds"><h2>Pass rate per check kind</h2>'
-        f"{_kinds(insights)}</section>"
-        '<section class="cases"><h2>Fixed cases failed by the most students</h2>'
-        f"{_cases(insights)}</section>"
-        f"{_adjusted(summary)}"
-        f'<section class="students"><h2>Students ({found} found)</h2>'
-    )
     yield visible_controls(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}"
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<header><h1>Class misconceptions: lab {_e(summary.lab)}</h1>"
+        f'<p class="meta">{graded} graded students, {not_graded} not graded{spread}</p></header>'
+        '<section class="misconceptions"><h2>Likely bugs (diagnosed classic bugs), most students first</h2>'
     )
+    # each section a part at a time: the lists of students in them grow with the class
+    yield from map(visible_controls, _misconceptions(insights, graded))
+    yield visible_controls(
+        '</section><section class="kinds"><h2>Pass rate per check kind</h2>'
+        f"{_kinds(insights)}</section>"
+        '<section class="cases"><h2>Fixed cases failed by the most students</h2>'
+    )
+    yield from map(visible_controls, _cases(insights))
+    yield visible_controls(f'</section>{_adjusted(summary)}<section class="students"><h2>Students ({found} found)</h2>')
     if not found:
         yield '<p class="none">No student was found in the class folder.</p>'
     else:

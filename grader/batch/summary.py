@@ -212,7 +212,7 @@ def misconceptions_text(insights: ClassInsights) -> list[str]:
         lines.append(
             f"    {clean_line(bug.name):<32}{bug.count:>4} student{plural}  {clean_line(bug.hint, LINE_CHARS)}"
         )
-        lines.append(f"      {clean_line(student_list(tuple(clean_line(s) for s in bug.students)), LINE_CHARS)}")
+        lines.append(f"      {clean_line(student_list(bug.students, clean=clean_line), LINE_CHARS)}")
     if insights.kinds:
         lines += ["", f"  {'pass rate per check kind':<28}{'tests passed':>16}{'students, all passed':>24}"]
         for kind in insights.kinds:
@@ -221,7 +221,7 @@ def misconceptions_text(insights: ClassInsights) -> list[str]:
     if insights.cases:
         lines += ["", "  fixed cases failed by the most students:"]
         for case in insights.cases[:TOP]:
-            who = student_list(tuple(clean_line(s) for s in case.students), 8)
+            who = student_list(case.students, 8, clean=clean_line)
             lines.append(
                 f"    {clean_line(case.case):<26}{case.count:>4} of {case.graded:<4} {clean_line(who, LINE_CHARS)}"
             )
