@@ -409,6 +409,10 @@ def test_a_hint_is_opened_ahead_its_job_graded_there_and_the_runs_end_closes_the
         # a hint whose job went to another worker: its file and its session go at the next grading
         grade_payload(shipped, Payload("k3", "c.py", buggy), "topic", Payload("k4", "d.py", correct))
         gone = remote._staged["k4"].path
+        # its opening awaited first: the next grading removes the file of a hint it was not
+        # given, and an opening thread that had not reached the file yet opens nothing for it
+        elsewhere = task._ahead
+        assert elsewhere is not None and elsewhere.opened() is not None and elsewhere.path == gone
         grade_payload(shipped, Payload("k5", "e.py", correct), "topic")
         assert not gone.exists() and remote._staged == {} and task._ahead is None
         remote._end_run("run-h")
