@@ -13,7 +13,7 @@ from reference.trees import GameTree
 from ...checks import Verdict
 from ...checks.bounds import check_bounds
 from ...checks.expansions import check_count, check_expansions
-from ...checks.show import describe_error, show_call
+from ...checks.show import describe_error, is_number, show_call
 from ...checks.value import check_value
 from ..kit import Judgement
 from ..kit.observations import answer_at
@@ -30,14 +30,12 @@ def judge_search(observed: list[ReadsCall], case: SearchCase, diagnose: bool = T
     if call.get("error"):
         failed = Verdict.fail(f"{text} raised {describe_error(call.get('error') or {})}")
         return Judgement({kind: failed for kind in kinds})
-    reads = [r for r in call.get("reads", []) if isinstance(r, str)]
+    reads, order, nodes = _reads_and_order(call, case)
     bugs = functools.cache(
         lambda: (
             replayed_bugs(tree, case.call, reads, call.get("returned"), cutoff=case.cutoff) if diagnose else frozenset()
         )
     )
-    order = case.order_for(reads)
-    nodes = case.nodes if order == case.expected_order else len(order)
     verdicts: dict[str, Verdict] = {}
     if "value" in kinds:
         verdicts["value"] = check_value(call.get("returned"), case.value, text)
@@ -51,6 +49,32 @@ def judge_search(observed: list[ReadsCall], case: SearchCase, diagnose: bool = T
     }
     picture = tree_details(tree, reads, list(order), call.get("returned"), case.value, case.cutoff, case.windows)
     return Judgement({k: v.with_details(picture) for k, v in verdicts.items()}, bugs)
+
+
+def failing_kinds(observed: list[ReadsCall], case: SearchCase) -> tuple[str, ...]:
+    """The kinds judge_search fails on this observation, in its order, and nothing else (no
+    message, picture or diagnosis): what a shrink candidate is asked (shrinking.py). The
+    same tests as check_value, check_count and judge_pruned make (a property test holds
+    the two to each other)."""
+    call = answer_at(observed)
+    if call.get("error"):
+        return tuple(case.kinds)
+    reads, order, nodes = _reads_and_order(call, case)
+    returned = call.get("returned")
+    failed = {
+        "value": not (is_number(returned) and returned == case.value),
+        "nodes": len(reads) != nodes,
+        "pruned": reads != list(order),
+    }
+    return tuple(kind for kind in ("value", "nodes", "pruned") if kind in case.kinds and failed[kind])
+
+
+def _reads_and_order(call: ReadsCall, case: SearchCase) -> tuple[list[str], tuple[str, ...], int]:
+    """The nodes the call read (names only), the accepted order they are judged against and
+    its length (the node count expected)."""
+    reads = [r for r in call.get("reads", []) if isinstance(r, str)]
+    order = case.order_for(reads)
+    return reads, order, case.nodes if order == case.expected_order else len(order)
 
 
 def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:

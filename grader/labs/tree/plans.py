@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from math import inf
 from typing import Literal
@@ -9,6 +10,7 @@ from typing import Literal
 from reference.tree_search import SearchRules, alphabeta, run_search, true_value
 from reference.trees import GameTree
 
+from ...checks import Verdict
 from ...checks.bounds import BoundProbe, demanded
 from ...checks.show import show_call
 from ...spec import Conventions
@@ -17,7 +19,7 @@ from ..kit import CasePlan, Judgement, Shrinkable
 from ..kit.messages import roll_up
 from ..kit.smaller_trees import smaller_trees, tree_size, tree_text
 from .cases import BoundsCase, ReadsCall, SearchCase, TreeCase, cutoff_of, other_orders, root_call
-from .judges import judge_bounds, judge_search
+from .judges import failing_kinds, judge_bounds, judge_search
 
 
 def tree_request(case_id: str, tree: GameTree, calls: list[list]) -> dict:
@@ -84,22 +86,36 @@ def tree_random_plan(
         tree, result.value, result.nodes, order, ("value", "pruned"), cutoff, other_orders(tree, cutoff), result
     )
     asked = request_id or name
+    size = tree_size(tree)
     return CasePlan(
         name,
         tree_request(asked, tree, [root_call(tree)]),
         ("random",),
         partial(judge_random, case=search, diagnose=diagnose),
         shrink=Shrinkable(
-            tree_size(tree),
+            size,
             tree_text(tree),
-            lambda: (tree_random_plan(name, t, cutoff, f"{name}/smaller", diagnose=False) for t in smaller_trees(tree)),
+            # only the strictly smaller trees become plans: shrinking skips the others (a
+            # ranked tree's values cut in half are not smaller), and a plan runs the reference
+            lambda: (
+                tree_random_plan(name, t, cutoff, f"{name}/smaller", diagnose=False)
+                for t in smaller_trees(tree)
+                if tree_size(t) < size
+            ),
         ),
     )
 
 
 def judge_random(observed: list[ReadsCall], case: SearchCase, diagnose: bool = True) -> Judgement:
-    """A random tree, judged on value and reads at once (one `random` test); `diagnose=False`
-    (a shrink candidate): the classic bugs are replayed only if `complete` is asked for."""
+    """A random tree, judged on value and reads at once (one `random` test). `diagnose=False`
+    (a shrink candidate): only which checks fail, in the verdict's `parts` (all shrinking
+    asks), its message, picture and classic bugs worked out only if `complete` is asked for
+    (the case shown): the full judgement of every candidate was about a tenth of a failing
+    file's CPU in its grader process."""
+    if not diagnose:
+        failing = failing_kinds(observed, case)
+        verdict = replace(Verdict.fail("", ()), parts=failing) if failing else Verdict.ok("")
+        return Judgement({"random": verdict}, None, partial(judge_random, observed, case))
     judgement = judge_search(observed, case, diagnose)
     graph, leaves = case.tree.to_mapping()
     details = next(iter(judgement.verdicts.values())).details
@@ -110,8 +126,7 @@ def judge_random(observed: list[ReadsCall], case: SearchCase, diagnose: bool = T
         suffix=f"\nThe tree: graph = {graph}\nterminal_nodes = {leaves}",
         details=details,
     )
-    complete = None if diagnose else partial(judge_random, observed, case)
-    return Judgement({"random": verdict}, judgement.consistent_bugs, complete)
+    return Judgement({"random": verdict}, judgement.consistent_bugs)
 
 
 def bound_probes(tree: GameTree, conventions: Conventions = DEFAULT_CONVENTIONS) -> list[tuple[list, BoundProbe]]:
