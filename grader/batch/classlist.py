@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .discovery import Claim, Skipped, Submission, scan, settle
+from .gradebook import SMALL_PAGE_CACHE
 
 PAGE = 256  # rows read back at a time
 
@@ -46,6 +47,7 @@ class ClassList:
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=OFF")  # scratch: a crash loses the run, never a grade
         self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute(SMALL_PAGE_CACHE)
         self.db.executescript(_SCHEMA)
 
     @classmethod

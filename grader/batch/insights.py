@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from ..results import ordered_kinds
-from .gradebook import StoredGrade
+from .gradebook import SMALL_PAGE_CACHE, StoredGrade
 
 RANDOM_KIND = "random"
 
@@ -31,6 +31,7 @@ class _Spool:
 
     def __init__(self) -> None:
         self._db = sqlite3.connect("")  # "": a temporary database of its own, deleted when closed
+        self._db.execute(SMALL_PAGE_CACHE)
         self._db.execute(
             "CREATE TABLE who (list TEXT, key TEXT, student TEXT, PRIMARY KEY (list, key, student)) WITHOUT ROWID"
         )
