@@ -164,12 +164,12 @@ class FramedChannel:
     def _flush(self, end: int, deadline: Deadline, timeout: Timeout) -> WorkerFailure | None:
         """Write the first `end` bytes queued before the deadline."""
         while end > 0:
-            passed = deadline.passed()
+            passed, pause = deadline.check()
             if passed is not None:
                 self._kill()
                 return _late(passed, timeout, sending=True)
             try:
-                _, ready, _ = select.select([], [self._write_fd], [], deadline.pause())
+                _, ready, _ = select.select([], [self._write_fd], [], pause)
                 if ready:
                     written = os.write(self._write_fd, memoryview(self._outgoing)[:end])
                     del self._outgoing[:written]
@@ -204,14 +204,14 @@ class FramedChannel:
             self._scanned = len(self._buffer)
             if self._scanned > MAX_LINE_BYTES:
                 return self._garbage(f"the observer's reply is longer than {MAX_LINE_BYTES // 2**20} MiB")
-            passed = deadline.passed()
+            passed, pause = deadline.check()
             if passed is not None:
                 if kill:
                     self._kill()
                 return _late(passed, timeout, sending=False)
             try:
                 ahead = [self._write_fd] if self._outgoing and not self._input_closed else []
-                ready, writable, _ = select.select([self._read_fd], ahead, [], deadline.pause())
+                ready, writable, _ = select.select([self._read_fd], ahead, [], pause)
                 if writable:
                     self._write_ahead()
                 if not ready:

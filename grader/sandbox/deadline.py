@@ -60,11 +60,13 @@ class Deadline:
         self.meter = meter
         self.limits: list[Limit] = []
 
-    def cpu(self, scope: str, seconds: float, says: str) -> Deadline:
-        """Add a limit of `seconds` of CPU time from now (a wall one where nothing measures CPU)."""
+    def cpu(self, scope: str, seconds: float, says: str, now: float | None = None) -> Deadline:
+        """Add a limit of `seconds` of CPU time from now (a wall one where nothing measures
+        CPU); `now`: the meter's reading of this moment, when the caller has just taken it."""
         if self.meter is None:
             return self.wall(scope, seconds, says)
-        self.limits.append(Limit(scope, "cpu", self.meter.seconds() + max(0.0, seconds), says))
+        start = self.meter.seconds() if now is None else now
+        self.limits.append(Limit(scope, "cpu", start + max(0.0, seconds), says))
         return self
 
     def wall(self, scope: str, seconds: float, says: str) -> Deadline:
@@ -72,10 +74,10 @@ class Deadline:
         self.limits.append(Limit(scope, "wall", time.monotonic() + max(0.0, seconds), says))
         return self
 
-    def charged(self, scope: str, cpu_seconds: float, per: str) -> Deadline:
+    def charged(self, scope: str, cpu_seconds: float, per: str, now: float | None = None) -> Deadline:
         """A CPU limit and its wall-clock backstop, named alike: `per` says what they limit
-        ("per case", "for loading")."""
-        self.cpu(scope, cpu_seconds, cpu_limit_text(cpu_seconds, per))
+        ("per case", "for loading"); `now` as for cpu()."""
+        self.cpu(scope, cpu_seconds, cpu_limit_text(cpu_seconds, per), now)
         return self.wall(scope, backstop(cpu_seconds), backstop_text(cpu_seconds, per))
 
     def including(self, other: Deadline) -> Deadline:
@@ -83,13 +85,27 @@ class Deadline:
         self.limits += other.limits
         return self
 
-    def passed(self) -> Limit | None:
+    def check(self) -> tuple[Limit | None, float]:
+        """passed() and pause() from one reading of the meter: a request's send and receive
+        loops ask both at every turn, and a read of a cgroup's cpu.stat costs about 14 us
+        (about a tenth of a `.py` grading's CPU in its grader process went to such reads)."""
+        used = self._reading()
+        return self.passed(used), self.pause(used)
+
+    def _reading(self) -> float | None:
+        """The meter now, when some limit is on CPU time."""
+        if self.meter is None or not any(limit.clock == "cpu" for limit in self.limits):
+            return None
+        return self.meter.seconds()
+
+    def passed(self, used: float | None = None) -> Limit | None:
         """The limit that stopped the request, or None while none has passed: of the CPU
         limits passed, the tightest (a case's own, or what was left of the submission's);
-        a backstop only when no CPU limit has passed (the process was not computing)."""
+        a backstop only when no CPU limit has passed (the process was not computing).
+        `used`: the meter's reading (check()), else read here."""
         cpu = [limit for limit in self.limits if limit.clock == "cpu"]
         if cpu and self.meter is not None:
-            used = self.meter.seconds()
+            used = self.meter.seconds() if used is None else used
             passed = [limit for limit in cpu if used >= limit.at]
             if passed:
                 return min(passed, key=lambda limit: limit.at)
@@ -97,15 +113,16 @@ class Deadline:
         passed = [limit for limit in self.limits if limit.clock == "wall" and now >= limit.at]
         return min(passed, key=lambda limit: limit.at) if passed else None
 
-    def pause(self) -> float:
+    def pause(self, used: float | None = None) -> float:
         """How long one may wait before a limit can have passed: the time to the nearest
         wall limit, and for CPU limits what is left of them spread over every core (so a
-        process that computes on one core is looked at again at half its remaining time)."""
+        process that computes on one core is looked at again at half its remaining time).
+        `used` as for passed()."""
         now = time.monotonic()
         waits = [limit.at - now for limit in self.limits if limit.clock == "wall"]
         cpu = [limit.at for limit in self.limits if limit.clock == "cpu"]
         if cpu and self.meter is not None:
-            waits.append((min(cpu) - self.meter.seconds()) / _CPUS)
+            waits.append((min(cpu) - (self.meter.seconds() if used is None else used)) / _CPUS)
         if not waits:
             return LONGEST_PAUSE
         return min(LONGEST_PAUSE, max(SHORTEST_PAUSE, min(waits)))

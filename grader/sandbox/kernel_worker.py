@@ -232,9 +232,9 @@ class KernelWorker:
         """Count the kernel's CPU time from now on (its start-up is the machine's time)."""
         self._baseline = self.meter.seconds()
 
-    def cpu_used(self) -> float:
-        """CPU seconds the kernel's tree used since start_clock(); after close(), what it had used."""
-        return self.meter.seconds() - self._baseline
+    def cpu_used(self, reading: float | None = None) -> float:
+        """CPU seconds the kernel's tree used since start_clock(); after close(), what it had used. `reading`: the meter's, just taken."""
+        return (self.meter.seconds() if reading is None else reading) - self._baseline
 
     def interrupt(self) -> None:
         """SIGINT to the kernel's process group, as jupyter_client interrupts a kernel."""

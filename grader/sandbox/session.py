@@ -139,7 +139,7 @@ class WorkerLike(Protocol):
 
     def request(self, message: dict, timeout: Timeout) -> dict | WorkerFailure: ...
 
-    def cpu_used(self) -> float: ...
+    def cpu_used(self, reading: float | None = None) -> float: ...
 
     def close(self) -> None: ...
 
@@ -300,35 +300,42 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def cpu_used(self) -> float:
-        """CPU seconds the submission's workers have used so far."""
-        return self.cpu_spent + (self.worker.cpu_used() if self.worker is not None else 0.0)
+    def cpu_used(self, reading: float | None = None) -> float:
+        """CPU seconds the submission's workers have used so far (`reading`: the running
+        worker's meter, just taken)."""
+        return self.cpu_spent + (self.worker.cpu_used(reading) if self.worker is not None else 0.0)
 
-    def remaining(self) -> float:
-        """CPU seconds left of the submission's time limit."""
-        return self.limits.submission_seconds - self.cpu_used()
+    def remaining(self, reading: float | None = None) -> float:
+        """CPU seconds left of the submission's time limit (`reading` as for cpu_used)."""
+        return self.limits.submission_seconds - self.cpu_used(reading)
 
     def wall_remaining(self) -> float:
         """Wall-clock seconds left before the submission's backstop."""
         return backstop(self.limits.submission_seconds) - (time.monotonic() - self.started)
 
-    def deadline(self, worker: WorkerLike, scope: str, seconds: float, per: str) -> Deadline:
+    def deadline(self, worker: WorkerLike, scope: str, seconds: float, per: str, now: float | None = None) -> Deadline:
         """`seconds` of the worker's CPU time for `scope` (named as `per`: "per case"), and
-        its wall-clock backstop, within what is left of the submission's."""
-        return self.within_submission(Deadline(worker.meter).charged(scope, seconds, per), worker)
+        its wall-clock backstop, within what is left of the submission's. `now`: the
+        worker's meter, just taken (else read here, once for both limits: a read of a
+        cgroup's cpu.stat right after the student computed costs 20-50 us, Deadline.check)."""
+        now = worker.meter.seconds() if now is None else now
+        return self.within_submission(Deadline(worker.meter).charged(scope, seconds, per, now), worker, now)
 
-    def within_submission(self, deadline: Deadline, worker: WorkerLike) -> Deadline:
+    def within_submission(self, deadline: Deadline, worker: WorkerLike, now: float | None = None) -> Deadline:
         """`deadline` (on `worker`'s meter) with what is left of the submission's limit and
-        its backstop: the CPU time of the retired workers and of `worker` counts."""
+        its backstop: the CPU time of the retired workers and of `worker` counts. `now`:
+        the meter's reading, when just taken."""
         total = self.limits.submission_seconds
-        left = total - self.cpu_spent - worker.cpu_used()
-        deadline.cpu("submission", left, cpu_limit_text(total, "per submission"))
+        now = worker.meter.seconds() if now is None else now
+        left = total - self.cpu_spent - worker.cpu_used(now)
+        deadline.cpu("submission", left, cpu_limit_text(total, "per submission"), now)
         return deadline.wall("submission", self.wall_remaining(), backstop_text(total, "per submission"))
 
-    def _spent(self) -> WorkerFailure | None:
-        """Why no more code of this submission may run (its time is used up), or None."""
+    def _spent(self, reading: float | None = None) -> WorkerFailure | None:
+        """Why no more code of this submission may run (its time is used up), or None
+        (`reading` as for cpu_used)."""
         total = self.limits.submission_seconds
-        if self.remaining() <= 0:
+        if self.remaining(reading) <= 0:
             says = cpu_limit_text(total, "per submission")
             return WorkerFailure(
                 "timeout", f"the submission had used up {says}", limit=Limit("submission", "cpu", total, says)
@@ -354,7 +361,8 @@ class Session:
         it starts each as soon as it has answered the one before); each is still run, and
         charged its limits, by its own call here."""
         case_limit = timeout or self.limits.case_seconds
-        spent = self._spent()
+        now = self.worker.meter.seconds() if self.worker is not None else None  # one reading for the checks below
+        spent = self._spent(now)
         if spent is not None:
             return spent
         if self.worker is None:
@@ -363,7 +371,7 @@ class Session:
                 return observation.failure or WorkerFailure(
                     "died", observation.problem or "the submission could not be reloaded"
                 )
-        deadline = self.deadline(self.worker, "case", case_limit, "per case")
+        deadline = self.deadline(self.worker, "case", case_limit, "per case", now)
         if ahead and isinstance(self.worker, Worker):
             reply = self.worker.request(request, deadline, ahead)
         else:

@@ -233,9 +233,9 @@ class Worker:
         """Count this process tree's CPU time from now on (cpu_used)."""
         self._baseline = self.meter.seconds()
 
-    def cpu_used(self) -> float:
-        """CPU seconds the tree used since start_clock(); after kill(), what it had used."""
-        return self.meter.seconds() - self._baseline
+    def cpu_used(self, reading: float | None = None) -> float:
+        """CPU seconds the tree used since start_clock(); after kill(), what it had used. `reading`: the meter's, just taken."""
+        return (self.meter.seconds() if reading is None else reading) - self._baseline
 
     def interrupt(self) -> None:
         """SIGINT to the whole process group, as Ctrl-C in a terminal (or a Jupyter
