@@ -436,8 +436,10 @@ def _consistent_bugs(judgements: list[Judgement]) -> frozenset[str] | None:
     if not any(v.diagnoses for judgement in judgements for v in judgement.verdicts.values()):
         return None
     consistent: frozenset[str] | None = None
-    for judgement in judgements:
-        bugs = judgement.bugs()
+    # a judgement that can narrow its replays (Judgement.narrowed) comes last, asked only
+    # about the bugs the others left: the same intersection, in fewer replays
+    for judgement in sorted(judgements, key=lambda judgement: judgement.narrowed is not None):
+        bugs = judgement.bugs() if consistent is None else judgement.bugs_among(consistent)
         if bugs is not None:
             consistent = bugs if consistent is None else consistent & bugs
     return consistent

@@ -23,19 +23,36 @@ NO_READS_HINT = (
 
 
 def replayed_bugs(
-    tree: GameTree, call: list, reads: list[str], returned: object, by_value: bool = True, cutoff: str = ">="
+    tree: GameTree,
+    call: list,
+    reads: list[str],
+    returned: object,
+    by_value: bool = True,
+    cutoff: str = ">=",
+    among: frozenset[str] | None = None,
 ) -> frozenset[str]:
     """Classic bugs whose `call` reads what the student read (and, `by_value`, returns what they
     returned). Reading nothing and returning the example's value is the hard-coded answer;
     across cases (the pipeline keeps only bugs consistent with every case) that means: whatever
-    the tree."""
+    the tree. `among`: only these bugs are replayed and named (bug_ways)."""
     from reference.tree_bugs import HARDCODED_ANSWER  # only for a failed check
 
     if not reads:
         hardcoded = is_number(returned) and returned == HARDCODED_ANSWER.value
-        return frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
+        named = frozenset({HARDCODED_ANSWER.name} if hardcoded else ())
+        return named if among is None else named & among
     seen = tuple(reads)
-    if not by_value or not is_number(returned):  # the reads alone: one look-up (bug_readers)
+    by_value = by_value and is_number(returned)
+    if among is not None:
+        return frozenset(
+            name
+            for name in among
+            if any(
+                order == seen and (not by_value or value == returned)
+                for order, value in bug_ways(tree, call, name, cutoff)
+            )
+        )
+    if not by_value:  # the reads alone: one look-up (bug_readers)
         return bug_readers(tree, call, cutoff).get(seen, _NO_BUGS)
     return frozenset(
         name
@@ -89,6 +106,33 @@ def _replays(tree: GameTree, call: tuple, cutoff: str) -> Replays:
 _remembered_replays = lru_cache(maxsize=REPLAYS_KEPT)(_replays)
 
 
+def bug_ways(tree: GameTree, call: list, name: str, cutoff: str = ">=") -> tuple[tuple[tuple[str, ...], object], ...]:
+    """(the nodes read, the value returned) of `call` written with the one classic bug
+    `name`, in each of its ways (none for a name that is no bug of this cut-off): what
+    replayed_bugs asks when only a few bugs are left to rule out. Remembered as
+    bug_replays is, one entry per bug asked about (a failing submission's bounds case
+    asks about the few bugs its other cases named, on each of its ~100 calls)."""
+    key = tuple(call)
+    if not all(isinstance(part, Hashable) for part in key):
+        return _ways(tree, key, name, cutoff)
+    try:
+        return _remembered_ways(tree, key, name, cutoff)
+    except TypeError:  # a part that says it is hashable and isn't
+        return _ways(tree, key, name, cutoff)
+
+
+def _ways(tree: GameTree, call: tuple, name: str, cutoff: str) -> tuple[tuple[tuple[str, ...], object], ...]:
+    from reference.tree_bugs import buggy_calls  # replayed only for a failed check
+
+    replay = buggy_calls(cutoff).get(name)
+    return () if replay is None else tuple((tuple(result.trace.order), result.value) for result in replay(tree, *call))
+
+
+# one entry per (call, bug) asked: a class's failing files ask about 5,600 on seed 1's
+# bounds calls (the full replays of those calls are no longer kept: about the same memory)
+_remembered_ways = lru_cache(maxsize=4 * REPLAYS_KEPT)(_ways)
+
+
 Readers = dict[tuple[str, ...], frozenset[str]]
 
 
@@ -121,18 +165,23 @@ def _remembered_readers(tree: GameTree, key: tuple, cutoff: str) -> Readers:
 
 
 def bugs_behind_calls(
-    tree: GameTree, calls: list[list], observed: list[ReadsCall], cutoff: str = ">="
+    tree: GameTree,
+    calls: list[list],
+    observed: list[ReadsCall],
+    cutoff: str = ">=",
+    among: frozenset[str] | None = None,
 ) -> frozenset[str] | None:
     """Classic bugs consistent with the reads of every direct call that did not raise. Values
     are not compared: on a narrowed window an accepted fail-hard search returns other values
     than the fail-soft replays, but under `alpha >= beta` it reads the same nodes (under a
-    strict cut-off it may read more: a fail-hard bug then goes unnamed more often)."""
+    strict cut-off it may read more: a fail-hard bug then goes unnamed more often). `among`:
+    only these bugs are considered (Judgement.narrowed): the same answer & among."""
     consistent: frozenset[str] | None = None
     for call, seen in zip(calls, observed):
         if seen.get("error"):
             continue
         reads = [r for r in seen.get("reads", []) if isinstance(r, str)]
-        bugs = replayed_bugs(tree, call, reads, seen.get("returned"), by_value=False, cutoff=cutoff)
+        bugs = replayed_bugs(tree, call, reads, seen.get("returned"), by_value=False, cutoff=cutoff, among=among)
         consistent = bugs if consistent is None else consistent & bugs
         if not consistent:
             break  # nothing left to rule out

@@ -88,6 +88,7 @@ def judge_bounds(observed: list[ReadsCall], case: BoundsCase) -> Judgement:
     return Judgement(
         {"bounds": check_bounds(results)},
         lambda: bugs_behind_calls(case.tree, list(case.calls), observed, case.cutoff),
+        narrowed=lambda among: bugs_behind_calls(case.tree, list(case.calls), observed, case.cutoff, among),
     )
 
 
