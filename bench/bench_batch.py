@@ -23,9 +23,13 @@ with `-B`, so nothing they leave behind (`__pycache__/`) reaches the folder abgr
 otter-grader and nbgrader are looked for and reported as not installed when absent.
 
     python bench/bench_batch.py [--rounds 3] [--submissions 20] [--kinds py,ipynb] [--no-dask] [--dask-only]
-                                [--base DIR] [--dask-defaults] [--dask-chunks 1,2,4,8]
+                                [--base DIR] [--dask-defaults] [--dask-chunks 1,2,4,8] [--shrinking-off-too]
 
-`--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
+`--shrinking-off-too` adds the batch with 2 jobs under a copy of the spec whose failed random
+cases are not shrunk (`shrink: {calls: 0}`): the bare pools make only the cases' calls, while
+abgrade also sends each failing file's smaller trees to its student process (about 20 to 35
+requests a failing file on the bench's class); this contender makes the same calls as the bare
+pool, so its ratio says what the grader's own machinery costs. `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
 shorter run for the ratio that goal states; `--dask-chunks 1,2,4,8` adds a Dask run per
 fixed chunk size (at most K submissions per scheduler task; the plain Dask run sizes its
 chunks by the gradings' time, grader/batch/dask_pool.py). `--base DIR` adds the batch
@@ -398,6 +402,18 @@ def rates(count: int, seconds: list[float]) -> str:
     return f"{per_minute[0]:7.1f} {statistics.median(per_minute):7.1f} {per_minute[-1]:7.1f}"
 
 
+def spec_without_shrinking(root: Path) -> Path:
+    """A copy of the tree lab's spec that never shrinks a failed random case (0 calls)."""
+    path = root / "tree-no-shrinking.yaml"
+    if not path.exists():
+        text = spec_path("tree").read_text()
+        changed = text.replace("shrink: {calls: 150, seconds: 10}", "shrink: {calls: 0, seconds: 10}")
+        if changed == text:
+            raise SystemExit("bench_batch: specs/tree.yaml's `shrink:` line changed; update spec_without_shrinking")
+        path.write_text(changed)
+    return path
+
+
 def ratio_line(label: str, values: list[float], goal: str) -> str:
     low, mid, high = min(values), statistics.median(values), max(values)
     return f"  {label:<58}{low:5.2f} {mid:5.2f} {high:5.2f}x   {goal}"
@@ -423,6 +439,11 @@ def main() -> None:
     parser.add_argument("--kinds", default="py,ipynb")
     parser.add_argument("--no-dask", action="store_true", help="leave out the local Dask cluster")
     parser.add_argument("--dask-only", action="store_true", help="only 2 local jobs against the Dask cluster (goal 5)")
+    parser.add_argument(
+        "--shrinking-off-too",
+        action="store_true",
+        help="also 2 jobs with a spec that shrinks nothing: the bare pools' calls and no more",
+    )
     parser.add_argument("--base", type=Path, help="a folder with another commit's code: its batch of 2 jobs too")
     parser.add_argument(
         "--dask-chunks",
@@ -457,6 +478,11 @@ def main() -> None:
                 contenders["abgrade batch, Dask (2 local workers)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} dask", "--scheduler", cluster.address
                 )
+            if args.shrinking_off_too and not args.dask_only:
+                contenders["abgrade batch, 2 jobs, shrinking off"] = partial(
+                    abgrade_batch, folders[kind], out, f"{kind} 2 no shrinking", "--jobs", "2",
+                    "--spec", str(spec_without_shrinking(root)),
+                )  # fmt: skip
             if args.base:
                 contenders["abgrade batch, 2 jobs (base)"] = partial(
                     abgrade_batch, folders[kind], out, f"{kind} base", "--jobs", "2", code=args.base.resolve()
@@ -531,6 +557,16 @@ def main() -> None:
         print(ratio_line(f"2 jobs over the {floor}", ratios(times[floor], two), "(1.00x: as fast as the floor)"))
         if kind == "py":
             print(ratio_line(f"2 jobs' time over the {floor}'s", ratios(two, times[floor]), "(goal 2: <= 1.5x)"))
+        if "abgrade batch, 2 jobs, shrinking off" in times:
+            same = times["abgrade batch, 2 jobs, shrinking off"]
+            print(
+                ratio_line(
+                    f"2 jobs, shrinking off: time over the {floor}'s", ratios(same, times[floor]), "(the same calls)"
+                )
+            )
+            print(
+                ratio_line("2 jobs' time over 2 jobs' with shrinking off", ratios(two, same), "(what shrinking adds)")
+            )
         if kind == "ipynb":
             plain = times["bare nbclient pool, 2 (plain)"]
             print(ratio_line("2 jobs over the bare nbclient pool, 2 (plain)", ratios(plain, two), ""))
