@@ -22,6 +22,11 @@ from reference.tree_bugs import HARDCODED_ANSWER, buggy_calls
 from reference.tree_search import SearchRules, run_search
 
 NAMES = sorted(buggy_calls(">=")) + sorted(set(buggy_calls(">")) - set(buggy_calls(">="))) + [HARDCODED_ANSWER.name]
+# what the properties draw: a tree's seed, its cutoff, the classic bug (if any) behind the
+# observed calls, and the names a narrowed question asks about
+SEEDS = st.integers(0, 10**5)
+BUG_OR_NONE = st.sampled_from([None, *sorted(buggy_calls(">="))])
+AMONG = st.frozensets(st.sampled_from(NAMES))
 
 
 def _bounds_case(seed: int, cutoff: str) -> BoundsCase:
@@ -52,10 +57,10 @@ def _observed(
 
 @settings(max_examples=40, deadline=None)
 @given(
-    seed=st.integers(0, 10**5),
+    seed=SEEDS,
     strict=st.booleans(),
-    bug=st.sampled_from([None, *sorted(buggy_calls(">="))]),
-    among=st.frozensets(st.sampled_from(NAMES)),
+    bug=BUG_OR_NONE,
+    among=AMONG,
     raised=st.sets(st.integers(0, 200), max_size=6),
     all_raised=st.booleans(),
     reversed_reads=st.sets(st.integers(0, 30), max_size=3),
@@ -77,9 +82,9 @@ def test_a_narrowed_answer_is_the_full_one_among_the_names_asked(
 
 @settings(max_examples=40, deadline=None)
 @given(
-    seed=st.integers(0, 10**5),
+    seed=SEEDS,
     bug=st.sampled_from(sorted(buggy_calls(">="))),
-    others=st.lists(st.one_of(st.none(), st.frozensets(st.sampled_from(NAMES))), min_size=1, max_size=4),
+    others=st.lists(st.one_of(st.none(), AMONG), min_size=1, max_size=4),
     where=st.integers(0, 4),
 )
 def test_the_pipelines_consistent_bugs_are_the_intersection_of_every_requests(seed, bug, others, where) -> None:
@@ -98,10 +103,10 @@ def test_the_pipelines_consistent_bugs_are_the_intersection_of_every_requests(se
 
 @settings(max_examples=40, deadline=None)
 @given(
-    seed=st.integers(0, 10**5),
+    seed=SEEDS,
     strict=st.booleans(),
-    bug=st.sampled_from([None, *sorted(buggy_calls(">="))]),
-    among=st.frozensets(st.sampled_from(NAMES)),
+    bug=BUG_OR_NONE,
+    among=AMONG,
     by_value=st.booleans(),
 )
 def test_each_calls_narrowed_replay_is_the_full_one_among_the_names_asked(seed, strict, bug, among, by_value) -> None:
