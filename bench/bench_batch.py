@@ -29,8 +29,9 @@ otter-grader and nbgrader are looked for and reported as not installed when abse
 cases are not shrunk (`shrink: {calls: 0}`): the bare pools make only the cases' calls, while
 abgrade also sends each failing file's smaller trees to its student process (about 20 to 35
 requests a failing file on the bench's class); this contender makes the same calls as the bare
-pool, so its ratio says what the grader's own machinery costs. `--dask-only` runs goal 5's two contenders alone (2 local jobs and the Dask cluster): a
-shorter run for the ratio that goal states; `--dask-chunks 1,2,4,8` adds a Dask run per
+pool, so its ratio says what the grader's own machinery costs. `--dask-only` runs goal 5's
+two contenders alone (2 local jobs and the Dask cluster): a shorter run for the ratio that
+goal states; `--dask-chunks 1,2,4,8` adds a Dask run per
 fixed chunk size (at most K submissions per scheduler task; the plain Dask run sizes its
 chunks by the gradings' time, grader/batch/dask_pool.py). `--base DIR` adds the batch
 with 2 jobs run from DIR (another commit's code, e.g. a `git archive` of it: its `grader` package comes
@@ -274,21 +275,25 @@ class CpuWatch:
         return spent
 
 
-# whether abgrade_batch watches its run (CPU of each process kind, the grader processes'
-# memory, sampled from /proc every 50 ms): not in the timed rounds, whose times are set
-# beside the bare pools' (unwatched): that sampling cost `abgrade batch` about 4% of its
-# time (s37); each configuration then runs once more, watched, for the CPU and memory lines
-WATCHING = [False]
-
-
 def abgrade_batch(
-    folder: Path, out: Path, label: str, *executor: str, code: Path = PROJECT, env: dict[str, str] | None = None
+    folder: Path,
+    out: Path,
+    label: str,
+    *executor: str,
+    code: Path = PROJECT,
+    env: dict[str, str] | None = None,
+    watch: bool = False,
 ) -> float:
+    """One `abgrade batch` run's wall time. `watch`: also sample /proc every 50 ms for its
+    CPU by kind of process and its grader processes' memory; the timed rounds don't (the
+    bare pools they are set beside aren't watched, and the sampling cost `abgrade batch`
+    about 4% of its time, s37): each configuration runs once more, watched, after them."""
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--lab", "tree", "--seed", str(SEED)]
     dask = "--scheduler" in executor
-    scheduler = CpuWatch(CLUSTER_ROOTS[:1] if dask else [])  # the cluster is idle otherwise: not counted
-    workers = CpuWatch(CLUSTER_ROOTS[1:] if dask else [])
+    if watch:
+        scheduler = CpuWatch(CLUSTER_ROOTS[:1] if dask else [])  # the cluster is idle otherwise: not counted
+        workers = CpuWatch(CLUSTER_ROOTS[1:] if dask else [])
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--out", str(out), *executor],
@@ -298,27 +303,24 @@ def abgrade_batch(
         cwd=code,
         env={**ENV, **(env or {})},
     )
-    if not WATCHING[0]:  # a timed round: nothing samples /proc meanwhile (the bare pools aren't watched either)
-        process.wait()
-        seconds = time.perf_counter() - started
-        if process.returncode != 0:
-            raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
-        return seconds
-    batch = CpuWatch([process.pid])
-    peak = 0
-    while process.poll() is None:
-        peak = max(peak, grader_memory(process.pid))
-        for watch in (batch, scheduler, workers):
-            watch.sample()
-        time.sleep(0.05)
+    if watch:
+        batch = CpuWatch([process.pid])
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, grader_memory(process.pid))
+            for watched in (batch, scheduler, workers):
+                watched.sample()
+            time.sleep(0.05)
+    _, errors = process.communicate()  # stderr read as it comes: a long one can't fill its pipe
     seconds = time.perf_counter() - started
-    CPU.setdefault(label, []).append(batch.used() + scheduler.used() + workers.used())
-    parts = CPU_PARTS.setdefault(label, {})
-    for part, seconds_used in _cpu_parts(batch, scheduler, workers, dask).items():
-        parts.setdefault(part, []).append(seconds_used)
-    PEAKS.setdefault(label, []).append(peak)
+    if watch:
+        CPU.setdefault(label, []).append(batch.used() + scheduler.used() + workers.used())
+        parts = CPU_PARTS.setdefault(label, {})
+        for part, seconds_used in _cpu_parts(batch, scheduler, workers, dask).items():
+            parts.setdefault(part, []).append(seconds_used)
+        PEAKS.setdefault(label, []).append(peak)
     if process.returncode != 0:
-        raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{process.stderr.read()[-2000:]}")
+        raise SystemExit(f"abgrade batch {' '.join(executor)} failed:\n{errors[-2000:]}")
     return seconds
 
 
@@ -509,11 +511,9 @@ def main() -> None:
                 for workers in (1, 2):
                     contenders[f"bare python pool, {workers}"] = partial(bare_pool, kind, bare_folder, workers, cases)
             results[kind] = interleave(contenders, args.rounds)
-            WATCHING[0] = True  # one watched run of each abgrade configuration: its CPU and memory
-            for name, contender in contenders.items():
+            for name, contender in contenders.items():  # one watched run of each abgrade configuration
                 if name.startswith("abgrade"):
-                    contender()
-            WATCHING[0] = False
+                    contender(watch=True)
     finally:
         if cluster is not None:
             cluster.stop()
